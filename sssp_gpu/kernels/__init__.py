@@ -1,0 +1,56 @@
+"""CUDA C kernels (``*.cu`` beside this file), compiled once by CuPy's NVRTC and cached.
+
+CuPy keeps compiled modules in its on-disk kernel cache (``~/.cupy/kernel_cache``) keyed
+by source and options, so ``make sssp`` calling :func:`warm_all` leaves the first real
+run nothing to compile.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+KERNEL_DIR = Path(__file__).resolve().parent
+DIST_TYPES = ("int", "long long")
+
+# module file -> kernel name expressions it must export (templates for both distance types)
+MODULES = {
+    "bmf": [f"{k}<{t}>" for k in ("bmf_outcore", "bmf_incore", "bmf_segscan") for t in DIST_TYPES],
+    "tpe": ["tpe_count", "tpe_scan", "tpe_gather"]
+    + [f"{k}<{t}>" for k in ("tpe_relax_outcore", "tpe_relax_incore") for t in DIST_TYPES],
+}
+
+
+def c_type(dtype) -> str:
+    """The kernel template argument for a numpy distance dtype."""
+    return "int" if dtype.itemsize == 4 else "long long"
+
+
+@lru_cache(maxsize=None)
+def module(name: str):
+    import cupy
+
+    source = (KERNEL_DIR / f"{name}.cu").read_text()
+    return cupy.RawModule(
+        code=source,
+        options=("-std=c++17", f"-I{KERNEL_DIR}"),
+        name_expressions=MODULES[name],
+    )
+
+
+def kernel(module_name: str, name_expression: str):
+    return module(module_name).get_function(name_expression)
+
+
+def register(name: str, name_expressions: list[str]) -> None:
+    """Let a method module declare its own ``.cu`` file's exported kernels."""
+    MODULES[name] = list(name_expressions)
+
+
+def warm_all() -> list[str]:
+    """Compile every module now (``make sssp`` on a GPU machine)."""
+    compiled = []
+    for name in list(MODULES):
+        for expression in MODULES[name]:
+            kernel(name, expression)
+        compiled.append(name)
+    return compiled

@@ -1,0 +1,57 @@
+"""The spec's outputs: the distance file (written atomically) and the timing lines."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .device import Device
+from .methods.common import INF, Result
+
+
+def distance_lines(dist: np.ndarray) -> str:
+    """``<vertex id>:<distance>`` for every vertex in order, unreachable as ``INF``."""
+    text = dist.astype(str)
+    text[dist == INF] = "INF"
+    ids = np.arange(dist.shape[0]).astype(str)
+    return "".join(f"{i}:{d}\n" for i, d in zip(ids.tolist(), text.tolist()))
+
+
+def write_atomically(path, text: str) -> None:
+    """Whole file or no file: write a temporary file beside ``path``, then rename it."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def milliseconds(value: float) -> str:
+    return "0" if value == 0 else f"{value:.3f}"
+
+
+def report_lines(result: Result, device: Device, num_edges: int) -> list[str]:
+    """The spec's two timing lines, then ``key: value`` figures (docs/CONTRACTS.md)."""
+    label = device.timing_label
+    per_edge = result.edges_processed / num_edges if num_edges else 0.0
+    lines = [
+        f"The total computation kernel time on {label} is {milliseconds(result.computation_ms)} milli-seconds",
+        f"The total filtering kernel time on {label} is {milliseconds(result.filtering_ms)} milli-seconds",
+        f"rounds: {result.rounds}",
+        f"edges processed: {result.edges_processed} ({per_edge:.2f} per graph edge)",
+        f"edges scanned by filtering: {result.edges_filtered}",
+    ]
+    if result.launch:
+        lines.append(f"launch: {result.launch}")
+    lines.extend(note for note in result.notes if not note.startswith("warning:"))
+    return lines
