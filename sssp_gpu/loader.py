@@ -33,6 +33,7 @@ from .graph import Graph
 INT32_MAX = np.iinfo(np.int32).max
 CACHE_FORMAT = 2
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
+_DIMACS_ARC = np.dtype([("tag", "S1"), ("u", np.int64), ("v", np.int64), ("w", np.int64)])
 
 
 def load_graph(path, cache: bool = True) -> Graph:
@@ -110,13 +111,13 @@ def _parse_dimacs(path: Path) -> Graph:
     with _open_text(path) as stream, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            table = np.loadtxt(stream, dtype=np.int64, comments=("c", "p"), usecols=(1, 2, 3), ndmin=2)
+            table = np.loadtxt(stream, dtype=_DIMACS_ARC, comments=("c", "p"), ndmin=1)
         except ValueError:
             table = None
-    if table is None:
+    if table is None or not bool(np.all(table["tag"] == b"a")):
         src, dst, w, lines = _careful_dimacs(path)
     else:
-        src, dst, w, lines = table[:, 0], table[:, 1], table[:, 2], None
+        src, dst, w, lines = table["u"], table["v"], table["w"], None
     if src.size == 0:
         raise InputError(path, "no edges: the file has no 'a' lines")
     if src.size != declared_m:

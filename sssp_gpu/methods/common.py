@@ -53,8 +53,8 @@ class Result:
 
 
 INF = np.iinfo(np.int64).max
-# Called once per round by tpe (and tests) with the to-process list T, in order.
-RoundHook = Optional[Callable[[int, np.ndarray], None]]
+# Called once per round by tpe (tests) with (round, T in order, the changed mask filtered on).
+RoundHook = Optional[Callable[[int, np.ndarray, np.ndarray], None]]
 
 
 def distance_dtype(graph: Graph) -> np.dtype:
@@ -85,12 +85,6 @@ def max_rounds(graph: Graph) -> int:
     return max(graph.n - 1, 1)
 
 
-def warp_ranges(length: int, warps: int):
-    """Listing 2's split: warp k owns ``[k*load, min(length, (k+1)*load))``, ``load`` rounded up."""
-    load = -(-length // warps) if warps else 0
-    return load
-
-
 def lockstep_order(length: int, warps: int) -> tuple[np.ndarray, np.ndarray]:
     """Edge positions in the order the GPU's threads reach them, and the step boundaries.
 
@@ -98,7 +92,7 @@ def lockstep_order(length: int, warps: int) -> tuple[np.ndarray, np.ndarray]:
     run together, so the in-core CPU fallback applies one step at a time, seeing every
     earlier step's updates, like the GPU's single distance array.
     """
-    load = warp_ranges(length, warps)
+    load = -(-length // warps)  # Listing 2: warp k owns [k*load, min(length, (k+1)*load))
     index = np.arange(length, dtype=np.int64)
     step = (index - (index // load) * load) // 32 if load else index
     order = np.argsort(step, kind="stable")

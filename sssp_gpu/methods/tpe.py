@@ -4,7 +4,8 @@ source changed in the previous round, gathered into the list T in their original
 Filtering (count with ballots, scan the warp counts, gather into T) and computation
 (relax T, divided evenly among the warps) are timed apart. Out-of-core rounds match
 bmf's one for one; in-core rounds are whatever the in-place updates make them.
-``on_round(round, T)``, when given, sees each round's T (tests check its order).
+``on_round(round, T, changed)``, when given, sees each round's T and the changed-vertex
+mask it was filtered with (tests check T against an independent filter).
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def run_cpu(graph: Graph, run: Run, on_round: RoundHook = None) -> Result:
         with filtering.region():
             T = np.flatnonzero(changed[graph.src])
         if on_round is not None:
-            on_round(rounds, T)
+            on_round(rounds, T, changed.copy())
         processed += T.shape[0]
         with computation.region():
             if run.sync == "outcore":
@@ -97,7 +98,7 @@ def run_gpu(graph: Graph, run: Run, on_round: RoundHook = None) -> Result:
                 relax(grid, block, (T, status, src, dst, w, distance, changed_next, status))
         status.get(out=status_host)
         if on_round is not None:
-            on_round(rounds, T[: int(status_host[1])].get().astype(np.int64))
+            on_round(rounds, T[: int(status_host[1])].get().astype(np.int64), changed.get().astype(bool))
         processed += int(status_host[1])
         if not status_host[0]:
             break

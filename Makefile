@@ -1,0 +1,35 @@
+# make sssp   : the ./sssp launcher (installs missing Python packages; compiles the CUDA kernels on a GPU machine)
+# make test   : the test suite (CPU; GPU tests skip without a GPU)
+# make test-gpu: the GPU suite; a missing GPU is a failure
+# make bench  : benchmarks (load times on any machine; kernels on a GPU)
+# make clean  : remove everything generated
+PYTHON ?= python3
+PYTEST ?= $(PYTHON) -m pytest
+SOURCES := sssp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
+
+.PHONY: all deps test test-gpu bench clean
+
+all: sssp
+
+# Install only what does not import already: the GPU machine has no network.
+deps:
+	@$(PYTHON) -c "import numpy, scipy, pandas, jinja2, matplotlib, pytest" 2>/dev/null \
+	  || $(PYTHON) -m pip install -q -e '.[test]'
+
+sssp: $(SOURCES) | deps
+	@printf '#!/bin/sh\n# made by "make sssp": runs sssp.py with the Python that built it\nexec "%s" "$$(dirname "$$0")/sssp.py" "$$@"\n' \
+	  "$$(command -v $(PYTHON))" > sssp.tmp && chmod +x sssp.tmp && mv sssp.tmp sssp
+	@$(PYTHON) -m sssp_gpu.warm
+
+test: sssp
+	$(PYTEST) -q tests
+
+test-gpu: sssp
+	SSSP_DEVICE=gpu $(PYTEST) -q -m gpu -p no:cacheprovider tests
+
+bench: sssp
+	$(PYTHON) benchmarks/run.py
+
+clean:
+	rm -rf sssp sssp.tmp build results report/out .pytest_cache *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
