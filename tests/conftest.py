@@ -11,7 +11,10 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# The real graphs: ../shared/data beside the checkout, or the copy that
+# ../shared/hooks/stage-device-data puts in .device-data/ for the GPU machine.
+SHARED_DATA = next((p for p in (ROOT.parent / "shared" / "data", ROOT / ".device-data") if p.is_dir()),
+                   ROOT.parent / "shared" / "data")
 sys.path.insert(0, str(ROOT))
 
 from sssp_gpu.device import gpu_available  # noqa: E402
