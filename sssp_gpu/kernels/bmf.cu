@@ -1,10 +1,10 @@
 // Bellman-Ford, Listing 2 of the spec: every edge every round, the edge list divided
 // evenly among warps, lanes striding by 32. Edges are structure-of-arrays (coalesced).
-// Each thread loads UNROLL edges before using any (memory-level parallelism: with only
+// Each thread loads UNROLL (8) edges before using any (memory-level parallelism: with only
 // 2048 threads on a 132-SM GPU, latency, not bandwidth, bounds a round).
 #include "common.cuh"
 
-#define UNROLL 4
+#define UNROLL 8
 
 // Out-of-core: read distance_prev, write distance_cur (a copy of distance_prev made
 // before the launch), so updates become visible only in the next round.

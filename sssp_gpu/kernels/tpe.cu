@@ -8,14 +8,24 @@
 #include "common.cuh"
 
 // (1) Ballots use the full mask: the loop bound is the warp's, so no lane has left.
+// Four 32-edge steps are loaded before any is voted on (memory-level parallelism).
+#define FILTER_UNROLL 4
 __global__ void tpe_count(const int* __restrict__ src, int num_edges,
                           const unsigned char* __restrict__ changed, int* warp_count) {
     const WarpRange r = warp_range(num_edges);
     int count = 0;
-    for (long long base = r.beg; base < r.end; base += 32) {
-        const long long i = base + r.lane;
-        const bool to_process = i < r.end && changed[src[i]];
-        count += __popc(__ballot_sync(0xffffffffu, to_process));
+    for (long long base = r.beg; base < r.end; base += 32 * FILTER_UNROLL) {
+        int u[FILTER_UNROLL];
+        bool to_process[FILTER_UNROLL];
+#pragma unroll
+        for (int k = 0; k < FILTER_UNROLL; ++k) {
+            const long long i = base + 32 * k + r.lane;
+            u[k] = i < r.end ? src[i] : -1;
+        }
+#pragma unroll
+        for (int k = 0; k < FILTER_UNROLL; ++k) to_process[k] = u[k] >= 0 && changed[u[k]];
+#pragma unroll
+        for (int k = 0; k < FILTER_UNROLL; ++k) count += __popc(__ballot_sync(0xffffffffu, to_process[k]));
     }
     if (r.lane == 0) warp_count[r.warp] = count;
 }
@@ -61,6 +71,7 @@ __global__ void tpe_gather(const int* __restrict__ src, int num_edges,
                            const int* __restrict__ warp_offset, int* T) {
     const WarpRange r = warp_range(num_edges);
     int cur_offset = warp_offset[r.warp];
+    if (warp_offset[r.warp + 1] == cur_offset) return;  // nothing to gather: the whole warp leaves
     for (long long base = r.beg; base < r.end; base += 32) {
         const long long i = base + r.lane;
         const bool to_process = i < r.end && changed[src[i]];

@@ -1,0 +1,402 @@
+// opt: work-efficient SSSP. Near-far piles (delta-stepping with one far pile), a vertex
+// frontier expanded through a CSR (by source) with warp-level load balancing, hub vertices
+// cut into chunks that the whole grid shares, pushes aggregated per warp, distances
+// relaxed in place with atomicMin.
+//
+// Two drivers share the same phases and the same state machine:
+//   opt_persistent  : one cooperative launch runs the whole solve; phases are separated
+//                     by a grid barrier (a monotonic counter); every thread keeps the
+//                     state (round, threshold, far pile in use) in registers, each
+//                     deciding identically from counters read after the barrier.
+//   opt_expand_k / opt_after_expand_k / opt_split_k : one launch per phase (kernel
+//                     boundaries are the barriers; the state lives in ctrl and is
+//                     advanced by the last block to finish), replayed from a CUDA graph.
+//
+// Queues: near[2] (the frontier of this round and of the next), far[2] (the far pile and
+// the one a split writes), chunks (hub work of this round). Each vertex is at most once in
+// a near queue (stamp[v] = the round that will expand it) and at most once in the far pile
+// (in_far[v]), so every queue fits in n entries.
+#include "common.cuh"
+
+#define FULL_MASK 0xffffffffu
+#define OPT_CHUNK 256  // edges of a hub vertex one warp takes at a time
+
+// ctrl[] layout (long long each)
+#define C_BARRIER 0
+#define C_NEAR 1     // 3 slots: size of the near queue filled for round r is slot r % 3
+#define C_FAR 4      // 2 slots: size of far pile 0 / 1
+#define C_FARMIN 6   // 2 slots: lower bound on the distances in far pile 0 / 1
+#define C_CHUNK 8    // 3 slots: hub chunks found while expanding round r: slot r % 3
+#define C_EDGES 11   // edges relaxed
+#define C_SCANNED 12 // far-pile entries examined by splits
+#define C_ROUNDS 13
+#define C_SPLITS 14
+#define C_BARRIERS 15
+#define C_ERROR 16   // 1: round guard hit
+#define C_MODE 17    // graph driver's state
+#define C_R 18
+#define C_FCUR 19
+#define C_T 20
+#define C_TICKET 21
+#define C_SIZE 32
+
+#define MODE_EXPAND 0
+#define MODE_SPLIT 1
+#define MODE_DONE 2
+
+template <typename D>
+struct Ctx {
+    const int* row_ptr;
+    const int2* adj;     // (destination, weight) sorted by source
+    D* dist;
+    int* near0;
+    int* near1;
+    int* far0;
+    int* far1;
+    int2* chunks;        // (vertex, chunk index)
+    int* stamp;
+    int* in_far;
+    long long* ctrl;
+    long long delta;
+    int hub_degree;
+    __device__ int* near(int r) const { return (r & 1) ? near1 : near0; }
+    __device__ int* far(int f) const { return f ? far1 : far0; }
+};
+
+__device__ __forceinline__ long long ldcg64(const long long* p) { return __ldcg(p); }
+
+template <typename D>
+__device__ __forceinline__ D threshold_after(long long base, long long delta) {
+    const long long inf = (long long)Limits<D>::inf;
+    if (base >= inf || delta >= inf - base) return Limits<D>::inf;
+    return (D)(base + delta);
+}
+
+// Lanes with `want` append `item` to q (size counter *size); one atomic per warp.
+__device__ __forceinline__ void warp_push(bool want, int item, int* q, long long* size, int lane) {
+    const unsigned mask = __ballot_sync(FULL_MASK, want);
+    if (mask == 0) return;
+    const int leader = __ffs(mask) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd((unsigned long long*)size, (unsigned long long)__popc(mask));
+    base = __shfl_sync(FULL_MASK, base, leader);
+    if (want) q[base + __popc(mask & lanes_below(lane))] = item;
+}
+
+// Warp minimum of `value` over lanes with `want`, folded into *slot with one atomic.
+__device__ __forceinline__ void warp_min_into(bool want, long long value, long long* slot, int lane) {
+    const unsigned mask = __ballot_sync(FULL_MASK, want);
+    if (mask == 0) return;
+    long long m = want ? value : 0x7fffffffffffffffLL;
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        const long long other = __shfl_xor_sync(FULL_MASK, m, o);
+        m = other < m ? other : m;
+    }
+    if (lane == 0) atomicMin(slot, m);
+}
+
+// Relax one edge per lane (all lanes call; `active` says whose edge is real), then push the
+// improved heads: below the threshold to the next near queue, otherwise to the far pile.
+template <typename D>
+__device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long long edge, D du, D T,
+                                           int next_round, int fcur, int lane, long long& edges) {
+    bool to_near = false, to_far = false, beyond = false;
+    int v = 0;
+    D nd = Limits<D>::inf;
+    if (active) {
+        const int2 cw = __ldg(&c.adj[edge]);
+        v = cw.x;
+        nd = saturating_add(du, cw.y);
+        ++edges;
+        if (nd < __ldcg(&c.dist[v])) {
+            const D old = atomicMin(&c.dist[v], nd);
+            if (nd < old) {
+                if (nd < T) {
+                    to_near = atomicMax(&c.stamp[v], next_round) < next_round;
+                } else {
+                    beyond = true;
+                    to_far = atomicExch(&c.in_far[v], 1) == 0;
+                }
+            }
+        }
+    }
+    warp_push(to_near, v, c.near(next_round), &c.ctrl[C_NEAR + next_round % 3], lane);
+    warp_push(to_far, v, c.far(fcur), &c.ctrl[C_FAR + fcur], lane);
+    warp_min_into(beyond, (long long)nd, &c.ctrl[C_FARMIN + fcur], lane);
+}
+
+// Expand round r's near queue: each warp takes 32 vertices, scans their degrees and walks
+// their concatenated edge lists 32 at a time (each lane finds its edge's owner by a binary
+// search over the scan held in registers). Vertices of degree > hub_degree are cut into
+// OPT_CHUNK-edge chunks that the whole grid shares after the barrier.
+template <typename D>
+__device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long& edges) {
+    const int lane = threadIdx.x & 31;
+    const long long gwarp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const long long S = ldcg64(&c.ctrl[C_NEAR + r % 3]);
+    const int* q = c.near(r);
+    for (long long base = gwarp * 32; base < S; base += nwarps * 32) {
+        const long long i = base + lane;
+        int deg = 0, beg = 0;
+        D du = Limits<D>::inf;
+        if (i < S) {
+            const int u = __ldcg(&q[i]);
+            du = __ldcg(&c.dist[u]);
+            beg = __ldg(&c.row_ptr[u]);
+            deg = __ldg(&c.row_ptr[u + 1]) - beg;
+            if (deg > c.hub_degree) {
+                const int pieces = (deg + OPT_CHUNK - 1) / OPT_CHUNK;
+                const unsigned long long at =
+                    atomicAdd((unsigned long long*)&c.ctrl[C_CHUNK + r % 3], (unsigned long long)pieces);
+                for (int k = 0; k < pieces; ++k) c.chunks[at + k] = make_int2(u, k);
+                deg = 0;
+            }
+        }
+        int incl = deg;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int t = __shfl_up_sync(FULL_MASK, incl, o);
+            if (lane >= o) incl += t;
+        }
+        const int total = __shfl_sync(FULL_MASK, incl, 31);
+        const int excl = incl - deg;
+        for (int eb = 0; eb < total; eb += 32) {
+            const int e = eb + lane;
+            int owner = 0;
+#pragma unroll
+            for (int step = 16; step; step >>= 1) {
+                const int ex = __shfl_sync(FULL_MASK, excl, owner + step);
+                if (ex <= e) owner += step;
+            }
+            const D odu = __shfl_sync(FULL_MASK, du, owner);
+            const int obeg = __shfl_sync(FULL_MASK, beg, owner);
+            const int oex = __shfl_sync(FULL_MASK, excl, owner);
+            relax_push(c, e < total, (long long)obeg + (e - oex), odu, T, r + 1, fcur, lane, edges);
+        }
+    }
+}
+
+// The hub chunks found in round r: one warp per chunk of OPT_CHUNK edges.
+template <typename D>
+__device__ void hub_phase(const Ctx<D>& c, int r, int fcur, D T, long long H, long long& edges) {
+    const int lane = threadIdx.x & 31;
+    const long long gwarp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    for (long long j = gwarp; j < H; j += nwarps) {
+        const int2 piece = __ldcg(&c.chunks[j]);
+        const int u = piece.x;
+        const D du = __ldcg(&c.dist[u]);
+        const long long end = __ldg(&c.row_ptr[u + 1]);
+        const long long beg = (long long)__ldg(&c.row_ptr[u]) + (long long)piece.y * OPT_CHUNK;
+        for (int k = 0; k < OPT_CHUNK; k += 32) {
+            const long long e = beg + k + lane;
+            relax_push(c, e < end && du != Limits<D>::inf, e, du, T, r + 1, fcur, lane, edges);
+        }
+    }
+}
+
+// Split the far pile `fcur` for round r: entries now below T_old are stale (they were
+// pushed to a near queue when they dropped below it); below T_new go to round r's near
+// queue; the rest move to the other far pile.
+template <typename D>
+__device__ void split_phase(const Ctx<D>& c, int r, int fcur, D T_old, D T_new, long long& scanned) {
+    const int lane = threadIdx.x & 31;
+    const long long gwarp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const long long F = ldcg64(&c.ctrl[C_FAR + fcur]);
+    const int* fq = c.far(fcur);
+    const int other = fcur ^ 1;
+    for (long long base = gwarp * 32; base < F; base += nwarps * 32) {
+        const long long i = base + lane;
+        bool to_near = false, keep = false;
+        int v = 0;
+        D d = Limits<D>::inf;
+        if (i < F) {
+            v = __ldcg(&fq[i]);
+            d = __ldcg(&c.dist[v]);
+            ++scanned;
+            if (d < T_new) {
+                c.in_far[v] = 0;
+                if (d >= T_old) to_near = atomicMax(&c.stamp[v], r) < r;
+            } else {
+                keep = true;
+            }
+        }
+        warp_push(to_near, v, c.near(r), &c.ctrl[C_NEAR + r % 3], lane);
+        warp_push(keep, v, c.far(other), &c.ctrl[C_FAR + other], lane);
+        warp_min_into(keep, (long long)d, &c.ctrl[C_FARMIN + other], lane);
+    }
+}
+
+// What follows round r's expansion (r_next = r + 1) or a split feeding round r_next.
+__device__ __forceinline__ int next_mode(const long long* ctrl, int r_next, int fcur) {
+    if (ldcg64(&ctrl[C_NEAR + r_next % 3]) > 0) return MODE_EXPAND;
+    if (ldcg64(&ctrl[C_FAR + fcur]) > 0) return MODE_SPLIT;
+    return MODE_DONE;
+}
+
+__device__ __forceinline__ void flush_stats(long long* ctrl, long long edges, long long scanned) {
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        edges += __shfl_xor_sync(FULL_MASK, edges, o);
+        scanned += __shfl_xor_sync(FULL_MASK, scanned, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (edges) atomicAdd((unsigned long long*)&ctrl[C_EDGES], (unsigned long long)edges);
+        if (scanned) atomicAdd((unsigned long long*)&ctrl[C_SCANNED], (unsigned long long)scanned);
+    }
+}
+
+// Grid barrier on a monotonic counter: all blocks are co-resident (cooperative launch).
+__device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long& target) {
+    target += gridDim.x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        unsigned long long* counter = (unsigned long long*)&ctrl[C_BARRIER];
+        atomicAdd(counter, 1ull);
+        while (*(volatile unsigned long long*)counter < target) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+#define CTX_PARAMS                                                                             \
+    const int *__restrict__ row_ptr, const int2 *__restrict__ adj, D *dist, int *near0,        \
+        int *near1, int *far0, int *far1, int2 *chunks, int *stamp, int *in_far, long long *ctrl, \
+        long long delta, int hub_degree
+#define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree}
+
+template <typename D>
+__global__ void opt_persistent(CTX_PARAMS, int max_rounds) {
+    const Ctx<D> c = CTX_INIT;
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    unsigned long long target = 0;
+    long long edges = 0, scanned = 0, barriers = 0, splits = 0;
+    int r = 0, fcur = 0, mode = MODE_EXPAND;
+    D T = threshold_after<D>(0, delta);
+    while (mode != MODE_DONE) {
+        if (mode == MODE_EXPAND) {
+            if (leader) {  // slots nobody reads until after the next barrier
+                c.ctrl[C_NEAR + (r + 2) % 3] = 0;
+                c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
+            }
+            expand_phase(c, r, fcur, T, edges);
+            grid_barrier(c.ctrl, target);
+            ++barriers;
+            const long long H = ldcg64(&c.ctrl[C_CHUNK + r % 3]);
+            if (H > 0) {
+                hub_phase(c, r, fcur, T, H, edges);
+                grid_barrier(c.ctrl, target);
+                ++barriers;
+            }
+            ++r;
+        } else {
+            const D T_new = threshold_after<D>(ldcg64(&c.ctrl[C_FARMIN + fcur]), delta);
+            split_phase(c, r, fcur, T, T_new, scanned);
+            grid_barrier(c.ctrl, target);
+            ++barriers;
+            if (leader) {
+                c.ctrl[C_FAR + fcur] = 0;
+                c.ctrl[C_FARMIN + fcur] = 0x7fffffffffffffffLL;
+            }
+            T = T_new;
+            fcur ^= 1;
+            ++splits;
+        }
+        mode = next_mode(c.ctrl, r, fcur);
+        if (r > max_rounds) {
+            if (leader) c.ctrl[C_ERROR] = 1;
+            break;
+        }
+    }
+    flush_stats(c.ctrl, edges, scanned);
+    if (leader) {
+        c.ctrl[C_ROUNDS] = r;
+        c.ctrl[C_SPLITS] = splits;
+        c.ctrl[C_BARRIERS] = barriers;
+        c.ctrl[C_T] = (long long)T;
+    }
+}
+
+// ---- the graph driver: one launch per phase; state in ctrl, advanced by the last block ----
+
+__device__ __forceinline__ bool last_block(long long* ctrl) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        const unsigned long long ticket = atomicAdd((unsigned long long*)&ctrl[C_TICKET], 1ull);
+        last = ticket == gridDim.x - 1;
+        if (last) ctrl[C_TICKET] = 0;
+        __threadfence();
+    }
+    __syncthreads();
+    return last;
+}
+
+template <typename D>
+__global__ void opt_expand_k(CTX_PARAMS) {
+    const Ctx<D> c = CTX_INIT;
+    if (ldcg64(&ctrl[C_MODE]) != MODE_EXPAND) return;
+    const int r = (int)ldcg64(&ctrl[C_R]);
+    long long edges = 0;
+    expand_phase(c, r, (int)ldcg64(&ctrl[C_FCUR]), (D)ldcg64(&ctrl[C_T]), edges);
+    flush_stats(ctrl, edges, 0);
+}
+
+template <typename D>
+__global__ void opt_after_expand_k(CTX_PARAMS, int max_rounds) {
+    const Ctx<D> c = CTX_INIT;
+    if (ldcg64(&ctrl[C_MODE]) != MODE_EXPAND) return;
+    const int r = (int)ldcg64(&ctrl[C_R]);
+    const int fcur = (int)ldcg64(&ctrl[C_FCUR]);
+    const long long H = ldcg64(&ctrl[C_CHUNK + r % 3]);
+    long long edges = 0;
+    if (H > 0) hub_phase(c, r, fcur, (D)ldcg64(&ctrl[C_T]), H, edges);
+    flush_stats(ctrl, edges, 0);
+    if (last_block(ctrl) && threadIdx.x == 0) {
+        ctrl[C_NEAR + (r + 2) % 3] = 0;
+        ctrl[C_CHUNK + (r + 1) % 3] = 0;
+        ctrl[C_R] = r + 1;
+        ctrl[C_ROUNDS] = r + 1;
+        ctrl[C_BARRIERS] += H > 0 ? 2 : 1;
+        int mode = next_mode(ctrl, r + 1, fcur);
+        if (r + 1 > max_rounds) { ctrl[C_ERROR] = 1; mode = MODE_DONE; }
+        ctrl[C_MODE] = mode;
+    }
+}
+
+template <typename D>
+__global__ void opt_split_k(CTX_PARAMS) {
+    const Ctx<D> c = CTX_INIT;
+    if (ldcg64(&ctrl[C_MODE]) != MODE_SPLIT) return;
+    const int r = (int)ldcg64(&ctrl[C_R]);
+    const int fcur = (int)ldcg64(&ctrl[C_FCUR]);
+    const D T = (D)ldcg64(&ctrl[C_T]);
+    const D T_new = threshold_after<D>(ldcg64(&ctrl[C_FARMIN + fcur]), delta);
+    long long scanned = 0;
+    split_phase(c, r, fcur, T, T_new, scanned);
+    flush_stats(ctrl, 0, scanned);
+    if (last_block(ctrl) && threadIdx.x == 0) {
+        ctrl[C_FAR + fcur] = 0;
+        ctrl[C_FARMIN + fcur] = 0x7fffffffffffffffLL;
+        ctrl[C_T] = (long long)T_new;
+        ctrl[C_FCUR] = fcur ^ 1;
+        ctrl[C_SPLITS] += 1;
+        ctrl[C_BARRIERS] += 1;
+        ctrl[C_MODE] = next_mode(ctrl, r, fcur ^ 1);
+    }
+}
+
+// Host-side checks compile both distance types (nvcc -cubin); NVRTC gets them by name.
+#ifdef OPT_INSTANTIATE
+template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
+template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
+template __global__ void opt_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int);
+template __global__ void opt_after_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
+template __global__ void opt_split_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int);
+#endif
