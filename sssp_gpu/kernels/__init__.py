@@ -17,7 +17,13 @@ MODULES = {
     "bmf": [f"{k}<{t}>" for k in ("bmf_outcore", "bmf_incore", "bmf_segscan") for t in DIST_TYPES],
     "tpe": ["tpe_count", "tpe_scan", "tpe_gather"]
     + [f"{k}<{t}>" for k in ("tpe_relax_outcore", "tpe_relax_incore") for t in DIST_TYPES],
+    # opt's phase-per-launch driver (replayed from CUDA graphs) ...
+    "opt": [f"{k}<{t}>" for k in ("opt_expand_k", "opt_after_expand_k", "opt_split_k") for t in DIST_TYPES],
+    # ... and its persistent kernel, launched cooperatively so all blocks are co-resident
+    "opt_coop": [f"opt_persistent<{t}>" for t in DIST_TYPES],
 }
+# module name -> (source file, launched with cuLaunchCooperativeKernel)
+SOURCES = {"opt_coop": ("opt.cu", True)}
 
 
 def c_type(dtype) -> str:
@@ -29,11 +35,13 @@ def c_type(dtype) -> str:
 def module(name: str):
     import cupy
 
-    source = (KERNEL_DIR / f"{name}.cu").read_text()
+    filename, cooperative = SOURCES.get(name, (f"{name}.cu", False))
+    source = (KERNEL_DIR / filename).read_text()
     return cupy.RawModule(
         code=source,
         options=("-std=c++17", f"-I{KERNEL_DIR}"),
         name_expressions=MODULES[name],
+        enable_cooperative_groups=cooperative,
     )
 
 

@@ -38,6 +38,8 @@
 #define C_FCUR 19
 #define C_T 20
 #define C_TICKET 21
+#define C_SPLIT_NS 22 // nanoseconds spent in far-pile splits (the "filtering" of opt)
+#define C_TSTAMP 23   // graph driver: when the last phase ended (global timer, ns)
 #define C_SIZE 32
 
 #define MODE_EXPAND 0
@@ -64,6 +66,12 @@ struct Ctx {
 };
 
 __device__ __forceinline__ long long ldcg64(const long long* p) { return __ldcg(p); }
+
+__device__ __forceinline__ long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (long long)t;
+}
 
 template <typename D>
 __device__ __forceinline__ D threshold_after(long long base, long long delta) {
@@ -275,7 +283,7 @@ __global__ void opt_persistent(CTX_PARAMS, int max_rounds) {
     const Ctx<D> c = CTX_INIT;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     unsigned long long target = 0;
-    long long edges = 0, scanned = 0, barriers = 0, splits = 0;
+    long long edges = 0, scanned = 0, barriers = 0, splits = 0, split_ns = 0;
     int r = 0, fcur = 0, mode = MODE_EXPAND;
     D T = threshold_after<D>(0, delta);
     while (mode != MODE_DONE) {
@@ -295,10 +303,12 @@ __global__ void opt_persistent(CTX_PARAMS, int max_rounds) {
             }
             ++r;
         } else {
+            const long long t0 = leader ? global_ns() : 0;
             const D T_new = threshold_after<D>(ldcg64(&c.ctrl[C_FARMIN + fcur]), delta);
             split_phase(c, r, fcur, T, T_new, scanned);
             grid_barrier(c.ctrl, target);
             ++barriers;
+            if (leader) split_ns += global_ns() - t0;
             if (leader) {
                 c.ctrl[C_FAR + fcur] = 0;
                 c.ctrl[C_FARMIN + fcur] = 0x7fffffffffffffffLL;
@@ -319,6 +329,7 @@ __global__ void opt_persistent(CTX_PARAMS, int max_rounds) {
         c.ctrl[C_SPLITS] = splits;
         c.ctrl[C_BARRIERS] = barriers;
         c.ctrl[C_T] = (long long)T;
+        c.ctrl[C_SPLIT_NS] = split_ns;
     }
 }
 
@@ -367,6 +378,7 @@ __global__ void opt_after_expand_k(CTX_PARAMS, int max_rounds) {
         int mode = next_mode(ctrl, r + 1, fcur);
         if (r + 1 > max_rounds) { ctrl[C_ERROR] = 1; mode = MODE_DONE; }
         ctrl[C_MODE] = mode;
+        ctrl[C_TSTAMP] = global_ns();
     }
 }
 
@@ -389,6 +401,9 @@ __global__ void opt_split_k(CTX_PARAMS) {
         ctrl[C_SPLITS] += 1;
         ctrl[C_BARRIERS] += 1;
         ctrl[C_MODE] = next_mode(ctrl, r, fcur ^ 1);
+        const long long now = global_ns();
+        ctrl[C_SPLIT_NS] += now - ctrl[C_TSTAMP];
+        ctrl[C_TSTAMP] = now;
     }
 }
 
