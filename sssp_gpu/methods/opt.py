@@ -217,7 +217,9 @@ def run_gpu(graph: Graph, run: Run) -> Result:
         split = kernels.kernel("opt", f"opt_split_k<{ctype}>")
         sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
         blocks = sms * max(1, 2048 // run.bsize)
-        stream = cupy.cuda.Stream(non_blocking=True)
+        # a blocking stream: it runs after the setup copies queued on the default stream
+        stream = cupy.cuda.Stream(non_blocking=False)
+        cupy.cuda.Device().synchronize()
         args = state.args()
         with stream:
             stream.begin_capture()
