@@ -19,6 +19,15 @@
 #include "common.cuh"
 
 #define FULL_MASK 0xffffffffu
+
+// Who shares a phase's work: the whole grid, or (solo rounds) one block.
+struct Team {
+    long long warp, warps;
+    __device__ static Team grid() {
+        return {((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5, ((long long)gridDim.x * blockDim.x) >> 5};
+    }
+    __device__ static Team block() { return {(long long)(threadIdx.x >> 5), (long long)(blockDim.x >> 5)}; }
+};
 #define OPT_CHUNK 256  // edges of a hub vertex one warp takes at a time
 
 // ctrl[] layout (long long each)
@@ -40,6 +49,7 @@
 #define C_TICKET 21
 #define C_SPLIT_NS 22 // nanoseconds spent in far-pile splits (the "filtering" of opt)
 #define C_TSTAMP 23   // graph driver: when the last phase ended (global timer, ns)
+#define C_SOLO 24     // rounds run by block 0 alone
 #define C_SIZE 32
 
 #define MODE_EXPAND 0
@@ -139,10 +149,9 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
 // search over the scan held in registers). Vertices of degree > hub_degree are cut into
 // OPT_CHUNK-edge chunks that the whole grid shares after the barrier.
 template <typename D>
-__device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long& edges) {
+__device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long& edges, Team team = Team::grid()) {
     const int lane = threadIdx.x & 31;
-    const long long gwarp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const long long gwarp = team.warp, nwarps = team.warps;
     const long long S = ldcg64(&c.ctrl[C_NEAR + r % 3]);
     const int* q = c.near(r);
     for (long long base = gwarp * 32; base < S; base += nwarps * 32) {
@@ -188,10 +197,10 @@ __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long& e
 
 // The hub chunks found in round r: one warp per chunk of OPT_CHUNK edges.
 template <typename D>
-__device__ void hub_phase(const Ctx<D>& c, int r, int fcur, D T, long long H, long long& edges) {
+__device__ void hub_phase(const Ctx<D>& c, int r, int fcur, D T, long long H, long long& edges,
+                          Team team = Team::grid()) {
     const int lane = threadIdx.x & 31;
-    const long long gwarp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const long long gwarp = team.warp, nwarps = team.warps;
     for (long long j = gwarp; j < H; j += nwarps) {
         const int2 piece = __ldcg(&c.chunks[j]);
         const int u = piece.x;
@@ -238,6 +247,32 @@ __device__ void split_phase(const Ctx<D>& c, int r, int fcur, D T_old, D T_new, 
     }
 }
 
+// Rounds whose near queue is small run in block 0 alone, separated by __syncthreads instead
+// of grid barriers (a long thin wavefront, as on road graphs, is hundreds of such rounds);
+// the other blocks wait at the next grid barrier. Returns the round to continue with.
+template <typename D>
+__device__ int solo_rounds(const Ctx<D>& c, int r, int fcur, D T, long long solo_max, int max_rounds,
+                           long long& edges) {
+    const Team team = Team::block();
+    for (;;) {
+        if (threadIdx.x == 0) {
+            c.ctrl[C_NEAR + (r + 2) % 3] = 0;
+            c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
+        }
+        expand_phase(c, r, fcur, T, edges, team);
+        __syncthreads();
+        const long long H = ldcg64(&c.ctrl[C_CHUNK + r % 3]);
+        if (H > 0) {
+            hub_phase(c, r, fcur, T, H, edges, team);
+            __syncthreads();
+        }
+        ++r;
+        const long long S = ldcg64(&c.ctrl[C_NEAR + r % 3]);
+        __syncthreads();  // everyone has read S before the next round's thread 0 clears a slot
+        if (S == 0 || S > solo_max || r > max_rounds) return r;
+    }
+}
+
 // What follows round r's expansion (r_next = r + 1) or a split feeding round r_next.
 __device__ __forceinline__ int next_mode(const long long* ctrl, int r_next, int fcur) {
     if (ldcg64(&ctrl[C_NEAR + r_next % 3]) > 0) return MODE_EXPAND;
@@ -279,15 +314,33 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
 #define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree}
 
 template <typename D>
-__global__ void opt_persistent(CTX_PARAMS, int max_rounds) {
+__global__ void opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max) {
     const Ctx<D> c = CTX_INIT;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     unsigned long long target = 0;
     long long edges = 0, scanned = 0, barriers = 0, splits = 0, split_ns = 0;
     int r = 0, fcur = 0, mode = MODE_EXPAND;
+    long long S = 1;  // size of round r's near queue (the source)
     D T = threshold_after<D>(0, delta);
     while (mode != MODE_DONE) {
-        if (mode == MODE_EXPAND) {
+        if (mode != MODE_EXPAND || S <= solo_max) {
+            // Every thread decided from counters that a split or block 0's solo rounds
+            // will change: wait until all have read them.
+            grid_barrier(c.ctrl, target);
+            ++barriers;
+        }
+        if (mode == MODE_EXPAND && S <= solo_max) {
+            if (blockIdx.x == 0) {
+                const int r_end = solo_rounds(c, r, fcur, T, solo_max, max_rounds, edges);
+                if (leader) {
+                    c.ctrl[C_R] = r_end;
+                    c.ctrl[C_SOLO] += r_end - r;
+                }
+            }
+            grid_barrier(c.ctrl, target);
+            ++barriers;
+            r = (int)ldcg64(&c.ctrl[C_R]);
+        } else if (mode == MODE_EXPAND) {
             if (leader) {  // slots nobody reads until after the next barrier
                 c.ctrl[C_NEAR + (r + 2) % 3] = 0;
                 c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
@@ -317,6 +370,7 @@ __global__ void opt_persistent(CTX_PARAMS, int max_rounds) {
             fcur ^= 1;
             ++splits;
         }
+        S = ldcg64(&c.ctrl[C_NEAR + r % 3]);
         mode = next_mode(c.ctrl, r, fcur);
         if (r > max_rounds) {
             if (leader) c.ctrl[C_ERROR] = 1;
@@ -409,8 +463,8 @@ __global__ void opt_split_k(CTX_PARAMS) {
 
 // Host-side checks compile both distance types (nvcc -cubin); NVRTC gets them by name.
 #ifdef OPT_INSTANTIATE
-template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
-template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
+template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, long long);
+template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, long long);
 template __global__ void opt_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int);
 template __global__ void opt_after_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
 template __global__ void opt_split_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int);
