@@ -86,6 +86,24 @@ def test_weighted_grid_is_work_efficient(device, sync):
     assert result.edges_processed <= 3 * graph.m
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("sync", SYNCS)
+@pytest.mark.parametrize("chain", ["1", "4", "64"])
+@pytest.mark.parametrize("solo", ["0", "64", "100000"])
+def test_chain_walks_and_solo_rounds_give_the_reference(device, sync, chain, solo, monkeypatch):
+    """Lanes following improvements for several hops, and one block running small rounds,
+    change the order of relaxations, never the answer (grids, random graphs, a hub)."""
+    monkeypatch.setenv("SSSP_OPT_CHAIN", chain)
+    monkeypatch.setenv("SSSP_OPT_SOLO", solo)
+    graphs = [grid(50, weights=True, seed=4), grid(50, weights=False), star_with_tail(3000),
+              random_graph(31, n=3000, m=20000, max_weight=100, unreachable=200)]
+    for delta in ("", "3"):
+        monkeypatch.setenv("SSSP_OPT_DELTA", delta)
+        for graph in graphs:
+            result = solve(graph, Run("opt", sync, False, 256, 1), device_for(device))
+            np.testing.assert_array_equal(result.dist, scipy_distances(graph))
+
+
 def test_choose_delta():
     unit = Graph.from_arrays([0, 1], [1, 2])
     assert opt.choose_delta(unit) >= opt.UNBOUNDED

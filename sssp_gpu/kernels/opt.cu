@@ -71,6 +71,7 @@ struct Ctx {
     long long* ctrl;
     long long delta;
     int hub_degree;
+    int chain;           // hops a thread may follow an improvement before queueing it (0: none)
     __device__ int* near(int r) const { return (r & 1) ? near1 : near0; }
     __device__ int* far(int f) const { return f ? far1 : far0; }
 };
@@ -114,6 +115,57 @@ __device__ __forceinline__ void warp_min_into(bool want, long long value, long l
     if (lane == 0) atomicMin(slot, m);
 }
 
+// One lane's push of v (no warp aggregation: used inside divergent chain walks).
+template <typename D>
+__device__ __forceinline__ void lane_push(const Ctx<D>& c, int v, D nd, D T, int next_round, int fcur) {
+    if (nd < T) {
+        if (atomicMax(&c.stamp[v], next_round) < next_round) {
+            const unsigned long long at = atomicAdd((unsigned long long*)&c.ctrl[C_NEAR + next_round % 3], 1ull);
+            c.near(next_round)[at] = v;
+        }
+    } else {
+        atomicMin(&c.ctrl[C_FARMIN + fcur], (long long)nd);
+        if (atomicExch(&c.in_far[v], 1) == 0) {
+            const unsigned long long at = atomicAdd((unsigned long long*)&c.ctrl[C_FAR + fcur], 1ull);
+            c.far(fcur)[at] = v;
+        }
+    }
+}
+
+#define CHAIN_MAX_DEGREE 16
+
+// Follow an improvement below T for up to c.chain hops in this lane: expand v now (in place,
+// as every relaxation here is) instead of waiting a round. The first improved neighbour is
+// followed, the others are queued as usual; a vertex still unexpanded at the end is queued.
+// Correct for any walk: whoever lowers a distance expands or queues that vertex.
+template <typename D>
+__device__ void chain_walk(const Ctx<D>& c, int v, D dv, D T, int next_round, int fcur, long long& edges) {
+    for (int hop = 0; hop < c.chain; ++hop) {
+        const int beg = __ldg(&c.row_ptr[v]), end = __ldg(&c.row_ptr[v + 1]);
+        dv = min(dv, __ldcg(&c.dist[v]));
+        int next = -1;
+        D next_d = Limits<D>::inf;
+        for (int e = beg; e < end; ++e) {
+            const int2 cw = __ldg(&c.adj[e]);
+            const D nd = saturating_add(dv, cw.y);
+            ++edges;
+            if (nd < __ldcg(&c.dist[cw.x]) && nd < atomicMin(&c.dist[cw.x], nd)) {
+                const int deg = __ldg(&c.row_ptr[cw.x + 1]) - __ldg(&c.row_ptr[cw.x]);
+                if (next < 0 && nd < T && deg <= CHAIN_MAX_DEGREE) {
+                    next = cw.x;
+                    next_d = nd;
+                } else {
+                    lane_push(c, cw.x, nd, T, next_round, fcur);
+                }
+            }
+        }
+        if (next < 0) return;
+        v = next;
+        dv = next_d;
+    }
+    lane_push(c, v, dv, T, next_round, fcur);
+}
+
 // Relax one edge per lane (all lanes call; `active` says whose edge is real), then push the
 // improved heads: below the threshold to the next near queue, otherwise to the far pile.
 template <typename D>
@@ -130,7 +182,10 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
         if (nd < __ldcg(&c.dist[v])) {
             const D old = atomicMin(&c.dist[v], nd);
             if (nd < old) {
-                if (nd < T) {
+                if (nd < T && c.chain > 0 &&
+                    __ldg(&c.row_ptr[v + 1]) - __ldg(&c.row_ptr[v]) <= CHAIN_MAX_DEGREE) {
+                    chain_walk(c, v, nd, T, next_round, fcur, edges);
+                } else if (nd < T) {
                     to_near = atomicMax(&c.stamp[v], next_round) < next_round;
                 } else {
                     beyond = true;
@@ -154,11 +209,15 @@ __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long& e
     const long long gwarp = team.warp, nwarps = team.warps;
     const long long S = ldcg64(&c.ctrl[C_NEAR + r % 3]);
     const int* q = c.near(r);
-    for (long long base = gwarp * 32; base < S; base += nwarps * 32) {
+    // A small queue is spread over every warp (fewer vertices per warp, so each warp's
+    // walk over its vertices' edges, the round's critical path, is short).
+    const long long spread = (S + nwarps - 1) / nwarps;
+    const int per = spread >= 32 ? 32 : (int)max(1LL, spread);
+    for (long long base = gwarp * per; base < S; base += nwarps * per) {
         const long long i = base + lane;
         int deg = 0, beg = 0;
         D du = Limits<D>::inf;
-        if (i < S) {
+        if (lane < per && i < S) {
             const int u = __ldcg(&q[i]);
             du = __ldcg(&c.dist[u]);
             beg = __ldg(&c.row_ptr[u]);
@@ -310,8 +369,8 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
 #define CTX_PARAMS                                                                             \
     const int *__restrict__ row_ptr, const int2 *__restrict__ adj, D *dist, int *near0,        \
         int *near1, int *far0, int *far1, int2 *chunks, int *stamp, int *in_far, long long *ctrl, \
-        long long delta, int hub_degree
-#define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree}
+        long long delta, int hub_degree, int chain
+#define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree, chain}
 
 template <typename D>
 __global__ void opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max) {
@@ -463,9 +522,9 @@ __global__ void opt_split_k(CTX_PARAMS) {
 
 // Host-side checks compile both distance types (nvcc -cubin); NVRTC gets them by name.
 #ifdef OPT_INSTANTIATE
-template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, long long);
-template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, long long);
-template __global__ void opt_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int);
-template __global__ void opt_after_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
-template __global__ void opt_split_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int);
+template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long);
+template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long);
+template __global__ void opt_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
+template __global__ void opt_after_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int);
+template __global__ void opt_split_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
 #endif

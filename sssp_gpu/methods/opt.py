@@ -31,6 +31,7 @@ from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 ROUNDS_PER_GRAPH = 8  # outcore: rounds per CUDA-graph launch between host checks
 HUB_DEGREE = 256      # vertices with more out-edges are cut into chunks shared by the grid
 CHUNK = 256           # edges per hub chunk (OPT_CHUNK in opt.cu)
+DEFAULT_CHAIN = 0     # see chain_hops
 UNBOUNDED = np.int64(2**62)  # delta meaning "no far pile": plain frontier relaxation
 
 # ctrl[] slots (opt.cu)
@@ -63,6 +64,12 @@ def solo_limit(bsize: int) -> int:
     between rounds instead of a grid barrier). ``SSSP_OPT_SOLO`` overrides it; 0 disables."""
     override = os.environ.get("SSSP_OPT_SOLO", "").strip()
     return int(override) if override else 2 * bsize
+
+
+def chain_hops() -> int:
+    """Hops a thread follows an improvement before queueing it (``SSSP_OPT_CHAIN``)."""
+    override = os.environ.get("SSSP_OPT_CHAIN", "").strip()
+    return int(override) if override else DEFAULT_CHAIN
 
 
 def max_rounds(graph: Graph) -> int:
@@ -183,7 +190,7 @@ class _DeviceState:
 
     def args(self):
         return (self.row_ptr, self.adj, self.dist, *self.queues, self.chunks, self.stamp, self.in_far,
-                self.ctrl, self.delta, np.int32(HUB_DEGREE))
+                self.ctrl, self.delta, np.int32(HUB_DEGREE), np.int32(chain_hops()))
 
 
 def _persistent_blocks(kernel, bsize: int) -> int:
