@@ -1,0 +1,1 @@
+"""Report: sweep results (results/*.jsonl) → tables, observations and plots → report.md / report.html / tables.tex."""

@@ -1,0 +1,129 @@
+"""One table cell = the repetitions of one run setting, summarized honestly.
+
+Why: a time is only worth printing when the run was correct. A cell keeps the
+median and min–max of its ok repetitions *and* what happened to the others, so
+every renderer shows a failure as its status word, never as a time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+STATUS_WORDS = {"wrong": "wrong", "timeout": "timeout", "crash": "crash",
+                "malformed": "malformed", "no_output": "no output"}
+FAIL_MARK = "✗"
+MIXED_MARK = "⚠"
+MISSING = "—"
+
+
+def format_number(value: float, unit: str = "ms") -> str:
+    """Milliseconds to ~4 significant figures, counts with thousands separators, ratios short."""
+    if value is None or pd.isna(value):
+        return MISSING
+    if unit == "count":
+        return f"{int(round(value)):,}"
+    magnitude = abs(value)
+    if unit == "ratio":
+        return f"{value:.0f}" if magnitude >= 100 else f"{value:.1f}" if magnitude >= 10 else f"{value:.2f}"
+    if magnitude >= 1000:
+        return f"{value:.0f}"
+    if magnitude >= 100:
+        return f"{value:.1f}"
+    if magnitude >= 10:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Summary of the repetitions of one setting for one measured value."""
+    n_runs: int = 0
+    n_ok: int = 0
+    median: float | None = None
+    low: float | None = None
+    high: float | None = None
+    failures: tuple[tuple[str, int], ...] = ()
+    mismatches: tuple[int, ...] = ()
+    unit: str = "ms"
+
+    @property
+    def state(self) -> str:
+        """'missing' (no run), 'ok' (every rep ok), 'failed' (no rep ok) or 'mixed'."""
+        if self.n_runs == 0:
+            return "missing"
+        if self.n_ok == self.n_runs:
+            return "ok" if self.median is not None else "missing"
+        return "failed" if self.n_ok == 0 else "mixed"
+
+    @property
+    def clean(self) -> bool:
+        """True when every repetition was ok: only clean cells are compared in observations."""
+        return self.state == "ok"
+
+    @property
+    def value_text(self) -> str:
+        return format_number(self.median, self.unit) if self.n_ok and self.median is not None else ""
+
+    @property
+    def spread_text(self) -> str:
+        """'300.0–310.0' when several ok reps differ, else ''."""
+        if self.n_ok < 2 or self.low is None or self.low == self.high:
+            return ""
+        return f"{format_number(self.low, self.unit)}–{format_number(self.high, self.unit)}"
+
+    @property
+    def failure_text(self) -> str:
+        """'wrong (12)', 'timeout 1/2, crash 1/2', ... ('' when every rep was ok)."""
+        parts = []
+        for status, count in self.failures:
+            word = STATUS_WORDS.get(status, status)
+            if status == "wrong" and self.mismatches:
+                low, high = min(self.mismatches), max(self.mismatches)
+                word += f" ({low})" if low == high else f" ({low}–{high})"
+            if count != self.n_runs:
+                word += f" {count}/{self.n_runs}"
+            parts.append(word)
+        return ", ".join(parts)
+
+    @property
+    def text(self) -> str:
+        """Plain-text rendering shared by Markdown and HTML."""
+        state = self.state
+        if state == "missing":
+            return MISSING
+        if state == "failed":
+            return f"{FAIL_MARK} {self.failure_text}"
+        text = self.value_text
+        if self.spread_text:
+            text += f" [{self.spread_text}]"
+        if state == "mixed":
+            text += f" {MIXED_MARK} {self.failure_text}"
+        return text
+
+
+@dataclass(frozen=True)
+class TextCell:
+    """A label-like cell (a configuration name, an ordering) that is never a measurement."""
+    text: str
+    state: str = "label"
+    clean: bool = False
+    median: float | None = None
+
+
+def summarize(runs: pd.DataFrame, value: str, unit: str = "ms") -> Cell:
+    """Cell from the rows of one setting: median/min/max over ok reps, counts of the rest."""
+    if runs is None or len(runs) == 0:
+        return Cell(unit=unit)
+    ok = runs["status"] == "ok"
+    values = pd.to_numeric(runs.loc[ok, value], errors="coerce").dropna().to_numpy(dtype=float)
+    failed = runs.loc[~ok]
+    counts = failed["status"].value_counts()
+    failures = tuple((str(status), int(counts[status])) for status in sorted(counts.index))
+    mismatches = tuple(sorted({int(m) for m in failed.loc[failed["status"] == "wrong", "mismatches"].dropna()}))
+    if len(values) == 0:
+        return Cell(n_runs=len(runs), n_ok=int(ok.sum()), failures=failures, mismatches=mismatches, unit=unit)
+    return Cell(n_runs=len(runs), n_ok=int(ok.sum()), median=float(np.median(values)),
+                low=float(values.min()), high=float(values.max()),
+                failures=failures, mismatches=mismatches, unit=unit)
