@@ -31,7 +31,7 @@ from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 ROUNDS_PER_GRAPH = 8  # outcore: rounds per CUDA-graph launch between host checks
 HUB_DEGREE = 256      # vertices with more out-edges are cut into chunks shared by the grid
 CHUNK = 256           # edges per hub chunk (OPT_CHUNK in opt.cu)
-DEFAULT_CHAIN = 0     # see chain_hops
+CHAIN_EQUAL_WEIGHTS = 16  # see chain_hops
 UNBOUNDED = np.int64(2**62)  # delta meaning "no far pile": plain frontier relaxation
 
 # ctrl[] slots (opt.cu)
@@ -61,15 +61,26 @@ def choose_delta(graph: Graph) -> int:
 
 def solo_limit(bsize: int) -> int:
     """Near queues up to this size are expanded by one block alone (``__syncthreads``
-    between rounds instead of a grid barrier). ``SSSP_OPT_SOLO`` overrides it; 0 disables."""
+    between rounds instead of a grid barrier). ``SSSP_OPT_SOLO`` sets it; off by default:
+    once small queues are spread over every warp, the grid with its barrier is faster
+    (700x700 weighted grid: 12.9 ms without solo rounds, 16.7 ms with; BENCHMARKS.md)."""
     override = os.environ.get("SSSP_OPT_SOLO", "").strip()
-    return int(override) if override else 2 * bsize
+    return int(override) if override else 0
 
 
-def chain_hops() -> int:
-    """Hops a thread follows an improvement before queueing it (``SSSP_OPT_CHAIN``)."""
+def chain_hops(graph: Graph) -> int:
+    """Hops a lane follows an improvement before queueing it (``SSSP_OPT_CHAIN`` overrides).
+
+    Measured on the H100 (BENCHMARKS.md): with equal weights a lane walking 16 hops ahead
+    cuts a 700x700 grid's 1399 BFS rounds to 85 and its time 8.2 -> 4.8 ms at 1.37
+    relaxations per edge; with weights, walks relax out of order and cost more than the
+    rounds they save, so they are off.
+    """
     override = os.environ.get("SSSP_OPT_CHAIN", "").strip()
-    return int(override) if override else DEFAULT_CHAIN
+    if override:
+        return int(override)
+    equal = graph.m == 0 or int(graph.w.min()) == int(graph.w.max())
+    return CHAIN_EQUAL_WEIGHTS if equal else 0
 
 
 def max_rounds(graph: Graph) -> int:
@@ -153,7 +164,7 @@ def run_cpu(graph: Graph, run: Run) -> Result:
 class _DeviceState:
     """The GPU arrays of one solve and the kernels' argument tuple."""
 
-    def __init__(self, graph: Graph, dtype, delta: int):
+    def __init__(self, graph: Graph, dtype, delta: int, chain: int):
         import cupy
 
         n = graph.n
@@ -172,6 +183,7 @@ class _DeviceState:
         self.in_far = cupy.empty(n, dtype=np.int32)
         self.ctrl = cupy.zeros(C_SIZE, dtype=np.int64)
         self.delta = np.int64(delta)
+        self.chain = np.int32(chain)
         self.reset()
 
     def reset(self):
@@ -190,7 +202,7 @@ class _DeviceState:
 
     def args(self):
         return (self.row_ptr, self.adj, self.dist, *self.queues, self.chunks, self.stamp, self.in_far,
-                self.ctrl, self.delta, np.int32(HUB_DEGREE), np.int32(chain_hops()))
+                self.ctrl, self.delta, np.int32(HUB_DEGREE), self.chain)
 
 
 def _persistent_blocks(kernel, bsize: int) -> int:
@@ -216,7 +228,8 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     dtype = distance_dtype(graph)
     ctype = kernels.c_type(dtype)
     delta = choose_delta(graph)
-    state = _DeviceState(graph, dtype, delta)
+    chain = chain_hops(graph)
+    state = _DeviceState(graph, dtype, delta, chain)
     guard = np.int32(min(max_rounds(graph), np.iinfo(np.int32).max - 1))
     timer = GpuTimer()
     if run.sync == "incore":
@@ -260,6 +273,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
               f"{how})")
     notes = _notes(delta, int(ctrl[C_SPLITS]), rounds)
+    notes.append(f"chain walks: {chain} hops" if chain else "chain walks: off")
     if run.sync == "incore":
         notes.append(f"solo rounds: {int(ctrl[C_SOLO])} of {rounds} (near queue <= {solo_limit(run.bsize)} "
                      f"vertices: one block, no grid barrier); grid barriers: {int(ctrl[C_BARRIERS])}")
