@@ -39,10 +39,17 @@ def module(name: str):
     source = (KERNEL_DIR / filename).read_text()
     return cupy.RawModule(
         code=source,
-        options=("-std=c++17", f"-I{KERNEL_DIR}"),
+        options=("-std=c++17", f"-I{KERNEL_DIR}", *_extra_defines()),
         name_expressions=MODULES[name],
         enable_cooperative_groups=cooperative,
     )
+
+
+def _extra_defines() -> list[str]:
+    """``SSSP_KERNEL_DEFINES="A=1 B=0"``: compile-time switches benchmarks compare."""
+    import os
+
+    return [f"-D{item}" for item in os.environ.get("SSSP_KERNEL_DEFINES", "").split()]
 
 
 def kernel(module_name: str, name_expression: str):

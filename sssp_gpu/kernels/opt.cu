@@ -133,6 +133,9 @@ __device__ __forceinline__ void lane_push(const Ctx<D>& c, int v, D nd, D T, int
 }
 
 #define CHAIN_MAX_DEGREE 16
+#ifndef PRECHECK
+#define PRECHECK 1  // read the distance before the atomicMin (measured both ways: BENCHMARKS.md)
+#endif
 
 // Follow an improvement below T for up to c.chain hops in this lane: expand v now (in place,
 // as every relaxation here is) instead of waiting a round. The first improved neighbour is
@@ -179,7 +182,7 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
         v = cw.x;
         nd = saturating_add(du, cw.y);
         ++edges;
-        if (nd < __ldcg(&c.dist[v])) {
+        if (PRECHECK == 0 || nd < __ldcg(&c.dist[v])) {
             const D old = atomicMin(&c.dist[v], nd);
             if (nd < old) {
                 if (nd < T && c.chain > 0 &&
@@ -204,10 +207,10 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
 // search over the scan held in registers). Vertices of degree > hub_degree are cut into
 // OPT_CHUNK-edge chunks that the whole grid shares after the barrier.
 template <typename D>
-__device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long& edges, Team team = Team::grid()) {
+__device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long S, long long& edges,
+                             Team team = Team::grid()) {
     const int lane = threadIdx.x & 31;
     const long long gwarp = team.warp, nwarps = team.warps;
-    const long long S = ldcg64(&c.ctrl[C_NEAR + r % 3]);
     const int* q = c.near(r);
     // A small queue is spread over every warp (fewer vertices per warp, so each warp's
     // walk over its vertices' edges, the round's critical path, is short).
@@ -318,7 +321,7 @@ __device__ int solo_rounds(const Ctx<D>& c, int r, int fcur, D T, long long solo
             c.ctrl[C_NEAR + (r + 2) % 3] = 0;
             c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
         }
-        expand_phase(c, r, fcur, T, edges, team);
+        expand_phase(c, r, fcur, T, ldcg64(&c.ctrl[C_NEAR + r % 3]), edges, team);
         __syncthreads();
         const long long H = ldcg64(&c.ctrl[C_CHUNK + r % 3]);
         if (H > 0) {
@@ -404,7 +407,7 @@ __global__ void opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max) {
                 c.ctrl[C_NEAR + (r + 2) % 3] = 0;
                 c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
             }
-            expand_phase(c, r, fcur, T, edges);
+            expand_phase(c, r, fcur, T, S, edges);  // S: read when the mode was decided
             grid_barrier(c.ctrl, target);
             ++barriers;
             const long long H = ldcg64(&c.ctrl[C_CHUNK + r % 3]);
@@ -468,7 +471,7 @@ __global__ void opt_expand_k(CTX_PARAMS) {
     if (ldcg64(&ctrl[C_MODE]) != MODE_EXPAND) return;
     const int r = (int)ldcg64(&ctrl[C_R]);
     long long edges = 0;
-    expand_phase(c, r, (int)ldcg64(&ctrl[C_FCUR]), (D)ldcg64(&ctrl[C_T]), edges);
+    expand_phase(c, r, (int)ldcg64(&ctrl[C_FCUR]), (D)ldcg64(&ctrl[C_T]), ldcg64(&ctrl[C_NEAR + r % 3]), edges);
     flush_stats(ctrl, edges, 0);
 }
 
