@@ -36,6 +36,11 @@ def format_number(value: float, unit: str = "ms") -> str:
     return f"{value:.3f}"
 
 
+def format_times(ratio: float) -> str:
+    """'1.42×', '16.4×', '197×': three significant figures are all the data supports."""
+    return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
+
+
 @dataclass(frozen=True)
 class Cell:
     """Summary of the repetitions of one setting for one measured value."""

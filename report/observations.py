@@ -11,9 +11,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .cells import Cell, format_number
+from .cells import Cell, format_number, format_times
 from .tables import (BASELINE, ORDERINGS, SYNC_NAMES, best_clean, cell_grid, configs, graphs, select,
                      variants, with_total, work_ordering)
+
+
+TOPIC_TITLES = {"configuration": "Block configuration", "sync": "In-core vs out-of-core",
+                "ordering": "Edge ordering", "segscan": "Shared-memory segmented scan",
+                "filtering": "tpe: filtering vs computation", "work": "Work efficiency",
+                "opt": "opt vs bmf", "failures": "Settings left out (failed runs)"}
 
 
 @dataclass(frozen=True)
@@ -21,6 +27,10 @@ class Observation:
     graph: str
     topic: str
     text: str
+
+    @property
+    def topic_title(self) -> str:
+        return TOPIC_TITLES.get(self.topic, self.topic)
 
 
 ORDER_PHRASES = {"given": "with edges as given", "source": "with edges sorted by source",
@@ -37,9 +47,7 @@ def ms(value: float) -> str:
     return f"{format_number(value)} ms"
 
 
-def times(ratio: float) -> str:
-    """'1.42×', '16.4×', '197×': three significant figures are all the data supports."""
-    return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
+times = format_times
 
 
 def ordering_phrase(ordering: str) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .cells import Cell, TextCell, format_number, summarize
+from .cells import Cell, TextCell, format_number, format_times, summarize
 
 # The spec's five execution configurations, in its order.
 SPEC_CONFIGS = ("256×8", "384×5", "512×4", "768×2", "1024×2")
@@ -199,12 +199,12 @@ def summary_table(frame: pd.DataFrame, graph: str) -> Table:
             continue
         ordering, config, cell = best
         total = summarize(select(frame, graph=graph, variant=variant, ordering=ordering, config=config), "total_ms")
-        speedup = TextCell(f"{base[2].median / cell.median:.2f}×" if base else "—")
+        speedup = TextCell(format_times(base[2].median / cell.median) if base else "—")
         speedup_total = "—"
         if base:
             base_total = summarize(select(frame, graph=graph, variant=BASELINE, ordering=base[0], config=base[1]),
                                    "total_ms")
-            speedup_total = f"{base_total.median / total.median:.2f}×"
+            speedup_total = format_times(base_total.median / total.median)
         rows.append((variant, [TextCell(ordering), TextCell(config), cell, total, speedup, TextCell(speedup_total)]))
     return Table(id=f"summary-{slug(graph)}", title=f"Best setting per method on {graph}",
                  caption=f"Fastest setting per method on {graph} among settings whose every repetition was correct: "
