@@ -133,6 +133,9 @@ __device__ __forceinline__ void lane_push(const Ctx<D>& c, int v, D nd, D T, int
 }
 
 #define CHAIN_MAX_DEGREE 16
+#ifndef BARRIER_ACQREL
+#define BARRIER_ACQREL 0  // grid barrier with release/acquire PTX instead of fences
+#endif
 #ifndef PRECHECK
 #define PRECHECK 1  // read the distance before the atomicMin (measured both ways: BENCHMARKS.md)
 #endif
@@ -359,12 +362,22 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
     target += gridDim.x;
     __syncthreads();
     if (threadIdx.x == 0) {
-        __threadfence();
         unsigned long long* counter = (unsigned long long*)&ctrl[C_BARRIER];
+#if BARRIER_ACQREL
+        // release: this block's writes (ordered before by __syncthreads) become visible
+        // with the arrival; acquire: every other block's writes are visible after the wait
+        asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(counter), "l"(1ull) : "memory");
+        unsigned long long seen;
+        do {
+            asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
+        } while (seen < target);
+#else
+        __threadfence();
         atomicAdd(counter, 1ull);
         while (*(volatile unsigned long long*)counter < target) {
         }
         __threadfence();
+#endif
     }
     __syncthreads();
 }
@@ -376,7 +389,7 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
 #define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree, chain}
 
 template <typename D>
-__global__ void opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max) {
+__global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max) {
     const Ctx<D> c = CTX_INIT;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     unsigned long long target = 0;
@@ -466,7 +479,7 @@ __device__ __forceinline__ bool last_block(long long* ctrl) {
 }
 
 template <typename D>
-__global__ void opt_expand_k(CTX_PARAMS) {
+__global__ void __launch_bounds__(1024) opt_expand_k(CTX_PARAMS) {
     const Ctx<D> c = CTX_INIT;
     if (ldcg64(&ctrl[C_MODE]) != MODE_EXPAND) return;
     const int r = (int)ldcg64(&ctrl[C_R]);
@@ -476,7 +489,7 @@ __global__ void opt_expand_k(CTX_PARAMS) {
 }
 
 template <typename D>
-__global__ void opt_after_expand_k(CTX_PARAMS, int max_rounds) {
+__global__ void __launch_bounds__(1024) opt_after_expand_k(CTX_PARAMS, int max_rounds) {
     const Ctx<D> c = CTX_INIT;
     if (ldcg64(&ctrl[C_MODE]) != MODE_EXPAND) return;
     const int r = (int)ldcg64(&ctrl[C_R]);
@@ -499,7 +512,7 @@ __global__ void opt_after_expand_k(CTX_PARAMS, int max_rounds) {
 }
 
 template <typename D>
-__global__ void opt_split_k(CTX_PARAMS) {
+__global__ void __launch_bounds__(1024) opt_split_k(CTX_PARAMS) {
     const Ctx<D> c = CTX_INIT;
     if (ldcg64(&ctrl[C_MODE]) != MODE_SPLIT) return;
     const int r = (int)ldcg64(&ctrl[C_R]);

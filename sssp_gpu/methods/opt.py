@@ -217,7 +217,9 @@ def _persistent_blocks(kernel, bsize: int) -> int:
         regs = max(1, kernel.num_regs)
         per_sm = min(device.attributes["MaxThreadsPerMultiProcessor"] // bsize,
                      device.attributes["MaxRegistersPerMultiprocessor"] // (regs * bsize))
-    return max(1, int(per_sm)) * sms
+    if per_sm < 1:
+        raise RuntimeError(f"opt's persistent kernel does not fit {bsize}-thread blocks on this GPU")
+    return int(per_sm) * sms
 
 
 def run_gpu(graph: Graph, run: Run) -> Result:
