@@ -21,9 +21,10 @@ STR_COLUMNS = ("run_id", "sweep", "program", "graph", "ordering", "method", "syn
 OK = "ok"
 
 
-def read_jsonl(path: Path, warn=sys.stderr) -> list[dict]:
+def read_jsonl(path: Path, warn=True) -> list[dict]:
     """Rows of one results file; a torn (unparseable) last line is dropped quietly,
-    an unparseable line elsewhere is dropped with a warning."""
+    an unparseable line elsewhere is dropped with a warning (on stderr when warn is True)."""
+    warn = sys.stderr if warn is True else warn
     lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -34,7 +35,7 @@ def read_jsonl(path: Path, warn=sys.stderr) -> list[dict]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            if number != len(lines) and warn is not None:
+            if number != len(lines) and warn:
                 print(f"report: {path}:{number}: skipped a line that is not JSON", file=warn)
             continue
         if isinstance(row, dict):
@@ -83,7 +84,7 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def load_results(paths: Iterable[Path], warn=sys.stderr) -> pd.DataFrame:
+def load_results(paths: Iterable[Path], warn=True) -> pd.DataFrame:
     """One frame from several results files (read in the order given)."""
     rows: list[dict] = []
     for path in paths:
