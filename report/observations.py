@@ -77,10 +77,17 @@ def fastest_configuration(frame: pd.DataFrame, graph: str) -> list[Observation]:
             grid = cell_grid(frame, graph, variant, ordering, "computation_ms")
             clean = clean_cells(grid)
             who = f"{variant_name(variant)} {ordering_phrase(ordering)}"
+            run = [c for c, cell in grid.items() if cell.state != "missing"]
+            if len(run) < 2:
+                out.append(Observation(graph, "configuration", f"On {graph}, {who} was run in only {len(run)} "
+                                       "configuration, so configurations cannot be compared."))
+                continue
             if len(clean) < 2:
+                count = "none" if not clean else "only one"
                 out.append(Observation(graph, "configuration",
-                                       f"On {graph}, the configurations of {who} cannot be compared: only "
-                                       f"{len(clean)} ran correctly in every repetition{unclean_note(grid)}."))
+                                       f"On {graph}, the configurations of {who} cannot be compared: {count} of "
+                                       f"its {len(run)} configurations ran correctly in every repetition"
+                                       f"{unclean_note(grid)}."))
                 continue
             fast = min(clean, key=lambda c: clean[c].median)
             slow = max(clean, key=lambda c: clean[c].median)
@@ -134,7 +141,7 @@ def incore_vs_outcore(frame: pd.DataFrame, graph: str) -> list[Observation]:
             if rounds_out and rounds_in:
                 text += (f". In-core needs {format_number(rounds_in, 'count')} rounds against out-of-core's "
                          f"{format_number(rounds_out, 'count')} (median)")
-                if rounds_in < rounds_out:
+                if rounds_in < rounds_out and method in ("bmf", "tpe"):
                     text += ", as an update is visible to later edges within the same round"
             out.append(Observation(graph, "sync", text + "."))
     return out

@@ -140,7 +140,7 @@ def tpe_stages_plot(frame, graph: str) -> Plot | None:
     figure = new_figure(9.0, 4.2)
     axis = figure.subplots()
     width = 0.8 / len(syncs)
-    skipped = []
+    skipped, drawn = [], 0
     for k, sync in enumerate(syncs):
         variant = f"tpe {sync}"
         ordering = "source" if len(select(frame, graph=graph, variant=variant, ordering="source")) else \
@@ -157,9 +157,12 @@ def tpe_stages_plot(frame, graph: str) -> Plot | None:
                          hatch="//", edgecolor="white",
                          label=f"{variant_name(variant)}: filtering" if x == 0 else None)
                 axis.text(position, c + f, f"{f / (c + f) * 100:.0f}%", ha="center", va="bottom", fontsize=7)
+                drawn += 1
             elif comp[config].state != "missing":
                 skipped.append(f"{variant} {config}")
                 axis.text(position, 0, "failed", rotation=90, ha="center", va="bottom", fontsize=8, color="#b00")
+    if not drawn:
+        return None
     axis.set_xticks(range(len(configs(frame))), configs(frame))
     axis.set_xlabel("block size × block count (labels: filtering share of the total)")
     axis.set_ylabel("time (ms)")
@@ -238,6 +241,8 @@ def ordering_plot(frame, graph: str) -> Plot | None:
             axis.bar(position, value, width * 0.95, color=["#8da0cb", "#66c2a5", "#fc8d62"][k],
                      label=ordering if g == 0 else None)
             axis.text(position, value, config, ha="center", va="bottom", fontsize=7)
+    if not values:
+        return None
     axis.set_xticks(range(len(groups)), [variant_name(v) for v in groups])
     axis.set_ylabel("best computation time (ms)")
     if needs_log(values):

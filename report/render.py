@@ -176,7 +176,8 @@ def latex_group_rules(table: Table) -> str:
 
 
 def cell_class(cell) -> str:
-    return getattr(cell, "state", "label")
+    """CSS class: ok / mixed / failed / missing for measurements, label or number for the rest."""
+    return "missing" if cell.text == MISSING else getattr(cell, "state", "label")
 
 
 def data_uri(plot: Plot) -> str:

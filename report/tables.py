@@ -199,13 +199,14 @@ def summary_table(frame: pd.DataFrame, graph: str) -> Table:
             continue
         ordering, config, cell = best
         total = summarize(select(frame, graph=graph, variant=variant, ordering=ordering, config=config), "total_ms")
-        speedup = TextCell(format_times(base[2].median / cell.median) if base else "—")
+        speedup = TextCell(format_times(base[2].median / cell.median), "number") if base else TextCell("—")
         speedup_total = "—"
         if base:
             base_total = summarize(select(frame, graph=graph, variant=BASELINE, ordering=base[0], config=base[1]),
                                    "total_ms")
             speedup_total = format_times(base_total.median / total.median)
-        rows.append((variant, [TextCell(ordering), TextCell(config), cell, total, speedup, TextCell(speedup_total)]))
+        rows.append((variant, [TextCell(ordering), TextCell(config), cell, total, speedup,
+                               TextCell(speedup_total, "number")]))
     return Table(id=f"summary-{slug(graph)}", title=f"Best setting per method on {graph}",
                  caption=f"Fastest setting per method on {graph} among settings whose every repetition was correct: "
                          "computation time and computation + filtering time in ms, and speed-up over the fastest "
@@ -269,7 +270,8 @@ def status_table(frame: pd.DataFrame) -> Table:
             runs = select(frame, graph=graph, variant=variant)
             counts = runs["status"].value_counts()
             rows.append((f"{graph} · {variant}",
-                         [TextCell(str(int(counts.get(s, 0))) if len(runs) else "—") for s in statuses]))
+                         [TextCell(str(int(counts.get(s, 0))), "number") if len(runs) else TextCell("—")
+                          for s in statuses]))
     return Table(id="status", title="Run status", caption="Runs per graph and method by status "
                  "(ok: output matched the reference).", graph="", row_header="graph · method",
                  columns=[s.replace("_", " ") for s in statuses], rows=rows)

@@ -329,6 +329,18 @@ def test_tables_tex_compiles(rendered, tmp_path):
     assert (tmp_path / "main.pdf").is_file()
 
 
+def test_degenerate_results_still_render(tmp_path, frame):
+    """A single ok run, and a graph where nothing ran correctly: no crash, failures stay words."""
+    one = frame.iloc[[1]].copy()
+    assert len(render_all(one, [FIXTURE], tmp_path / "one", formats=("html", "tex"))) == 2
+    broken = frame[frame.graph == P2P].copy()
+    broken["status"] = "timeout"
+    written = render_all(broken, [FIXTURE], tmp_path / "broken", formats=("md", "html"))
+    md = (tmp_path / "broken" / "report.md").read_text(encoding="utf-8")
+    assert "✗ timeout" in md and not any(p.suffix == ".png" for p in written)
+    assert "cannot" in md
+
+
 # ---- the command ----------------------------------------------------------------------------
 
 def test_no_results_returns_1_with_one_clear_line(tmp_path, capsys, monkeypatch):
