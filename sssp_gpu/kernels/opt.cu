@@ -134,10 +134,10 @@ __device__ __forceinline__ void lane_push(const Ctx<D>& c, int v, D nd, D T, int
 
 #define CHAIN_MAX_DEGREE 16
 #ifndef BARRIER_ACQREL
-#define BARRIER_ACQREL 0  // grid barrier with release/acquire PTX instead of fences
+#define BARRIER_ACQREL 1  // grid barrier with release/acquire PTX instead of fences (-0.4 us/round)
 #endif
 #ifndef PRECHECK
-#define PRECHECK 1  // read the distance before the atomicMin (measured both ways: BENCHMARKS.md)
+#define PRECHECK 0  // read the distance before the atomicMin: one more L2 trip per round (BENCHMARKS.md)
 #endif
 
 // Follow an improvement below T for up to c.chain hops in this lane: expand v now (in place,
