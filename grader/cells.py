@@ -1,0 +1,100 @@
+"""Expand a sweep config into cells (one program run each) and render their commands.
+
+Pure logic: no files are touched, so the matrix and the run ids can be checked
+(and listed with --dry-run) without any graph at hand.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.config import SweepConfig
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_SSSP = REPO_ROOT / "sssp"
+
+
+def run_id(program: str, graph: str, ordering: str, method: str, sync: str,
+           bsize: int, bcount: int, rep: int) -> str:
+    """Stable across machines and sweeps (CONTRACTS.md): the same cell always gets the same id,
+    which is what resuming relies on."""
+    key = json.dumps([program, graph, ordering, method, sync, int(bsize), int(bcount), int(rep)],
+                     separators=(",", ":"))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Cell:
+    program: str
+    graph: str
+    ordering: str
+    bsize: int
+    bcount: int
+    method: str       # as recorded: bmf, segscan, tpe, opt
+    run_as: str       # the word the program gets
+    usesmem: str
+    sync: str
+    rep: int
+
+    @property
+    def run_id(self) -> str:
+        return run_id(self.program, self.graph, self.ordering, self.method, self.sync,
+                      self.bsize, self.bcount, self.rep)
+
+    @property
+    def label(self) -> str:
+        return (f"{self.graph} {self.ordering} {self.bsize}x{self.bcount} {self.method} {self.sync}"
+                + (f" #{self.rep}" if self.rep else ""))
+
+
+def graph_label(entry: str) -> str:
+    """The name recorded for a graph entry: a catalogue name as is, a file by its stem
+    (tiny.txt.gz -> tiny)."""
+    if not looks_like_path(entry):
+        return entry
+    name = Path(entry).name
+    for suffix in (".gz", ".txt", ".gr", ".el", ".tsv", ".csv", ".edges"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def looks_like_path(entry: str) -> bool:
+    """Graph entries may be catalogue names or edge-list files; a slash or a file suffix says file."""
+    return "/" in entry or "\\" in entry or entry.endswith((".txt", ".gr", ".gz", ".el", ".tsv", ".csv", ".edges"))
+
+
+def expand(config: SweepConfig, graphs: tuple[str, ...] | None = None) -> list[Cell]:
+    """Every cell of the matrix, graph outermost (one reference per graph), honouring each
+    method's orderings and syncs."""
+    cells = []
+    for entry in graphs if graphs is not None else config.graphs:
+        graph = graph_label(entry)
+        for ordering in config.orderings:
+            for bsize, bcount in config.configs:
+                for method in config.methods:
+                    if ordering not in method.orderings:
+                        continue
+                    for sync in method.syncs:
+                        for rep in range(config.reps):
+                            cells.append(Cell(config.program_label, graph, ordering, bsize, bcount,
+                                              method.name, method.run_as, method.usesmem, sync, rep))
+    return cells
+
+
+def render_command(template: str, cell: Cell, input_path: Path, output_path: Path,
+                   config_dir: Path | None = None, sssp: Path = PROJECT_SSSP) -> list[str]:
+    """Fill the template (every value shell-quoted) and split it the way a shell would."""
+    values = {
+        "sssp": str(sssp), "python": sys.executable, "config_dir": str(config_dir or Path.cwd()),
+        "input": str(input_path), "output": str(output_path),
+        "bsize": str(cell.bsize), "bcount": str(cell.bcount), "method": cell.run_as,
+        "sync": cell.sync, "usesmem": cell.usesmem, "ordering": cell.ordering,
+        "graph": cell.graph, "rep": str(cell.rep),
+    }
+    quoted = {key: shlex.quote(value) for key, value in values.items()}
+    return shlex.split(template.format(**quoted))

@@ -1,0 +1,318 @@
+"""`python -m grader sweep`: run every cell of a sweep matrix, check it, keep the result.
+
+A straight line, hyperfine style: load the config; for each graph resolve it, write its
+orderings and compute its reference once; for each cell run the program, judge the run,
+append the row (durably) and move the bar; then print a summary. Anything that goes
+wrong with one graph or one run is recorded and the sweep goes on.
+"""
+from __future__ import annotations
+
+import gzip
+import inspect
+import math
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.cells import PROJECT_SSSP, Cell, expand, graph_label, looks_like_path, render_command
+from grader.check import classify
+from grader.config import ConfigError, SweepConfig, load_config, template_fields
+from grader.progress import Progress, format_duration
+from grader.runner import run_program
+from grader.store import REPO_ROOT, ResultsFile, done_ids, latest_by_run_id, machine, project_commit, read_rows, utc_now
+
+DEFAULT_CONFIG = Path("configs/sweep.toml")
+INTERRUPTED = 130
+
+
+class GraphUnavailable(Exception):
+    """This graph cannot be swept here (not downloaded, unreadable, no reference); its cells are skipped."""
+
+
+@dataclass
+class PreparedGraph:
+    name: str
+    path: Path
+    reference: object            # np.ndarray of int64 distances
+    edges: int
+    ordered: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def vertices(self) -> int:
+        return int(self.reference.shape[0])
+
+
+def run(config: Path | None = None, scale=None, program=None, results: Path | None = None, force=False,
+        rerun_failed=False, graphs=None, methods=None, reps=None, timeout=None, dry_run=False, quiet=False,
+        cache_dir: Path | None = None, out=None, err=None) -> int:
+    """0: every run of the matrix ok; 1: some run was not (the table says which); 2: config error;
+    130: interrupted (everything finished so far is in the results file)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        sweep = load_config(_config_path(config), scale=scale, program=program, graphs=graphs,
+                            methods=methods, reps=reps, timeout=timeout)
+    except ConfigError as error:
+        print(f"grader sweep: {error}", file=err)
+        return 2
+    results_path = Path(results) if results else REPO_ROOT / "results" / f"{sweep.name}.jsonl"
+    cache_dir = Path(cache_dir) if cache_dir else sweep.cache_dir
+    cells = expand(sweep)
+    skip = set() if force else done_ids(results_path, rerun_failed, warn=err)
+    todo = [cell for cell in cells if cell.run_id not in skip]
+
+    if dry_run:
+        return _dry_run(sweep, cells, todo, results_path, out)
+    if "sssp" in template_fields(sweep.command) and not PROJECT_SSSP.exists():
+        print(f"grader sweep: {PROJECT_SSSP} does not exist: run `make sssp` first", file=err)
+        return 2
+    try:
+        import reference  # noqa: F401  (fail early and clearly, not once per graph)
+    except ImportError as error:
+        print(f"grader sweep: the reference solver cannot be imported ({error})", file=err)
+        return 2
+
+    started = time.perf_counter()
+    provenance = {"machine": machine(), "commit": project_commit()}
+    skipped: dict[str, str] = {}
+    overheads: list[float] = []
+    ran = 0
+    if not quiet:
+        print(f"sweep {sweep.name!r}: {len(cells)} cells, {len(todo)} to run "
+              f"({len(cells) - len(todo)} already in {results_path}); scale {sweep.scale}", file=err)
+    progress = Progress(len(todo), unit="cells", label="", stream=err, quiet=quiet)
+    store = ResultsFile(results_path)
+    try:
+        for entry in sweep.graphs:
+            name = graph_label(entry)
+            graph_cells = [cell for cell in todo if cell.graph == name]
+            if not graph_cells:
+                continue
+            progress.update(0, label=f"{name}: preparing (graph, orderings, reference)")
+            try:
+                graph = prepare_graph(entry, sweep, {c.ordering for c in graph_cells}, cache_dir)
+            except GraphUnavailable as why:
+                skipped[name] = str(why)
+                progress.total -= len(graph_cells)
+                _note(progress, err, f"skipped {name} ({len(graph_cells)} cells): {why}")
+                continue
+            for cell in graph_cells:
+                progress.update(0, label=cell.label)
+                row, overhead = run_cell(cell, graph, sweep, provenance, store)
+                overheads.append(overhead)
+                ran += 1
+                progress.update(1, label=cell.label, status=row["status"])
+    except KeyboardInterrupt:
+        progress.close()
+        store.close()
+        print(f"\ninterrupted; results so far are in {results_path}; rerun to resume", file=err)
+        return INTERRUPTED
+    progress.close()
+    store.close()
+    return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err)
+
+
+def _config_path(config) -> Path:
+    """The default config from the current folder, else from this checkout."""
+    if config is not None:
+        return Path(config)
+    return DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG
+
+
+def _note(progress: Progress, err, text: str) -> None:
+    """A line of its own that does not collide with the bar drawn in place."""
+    if progress.tty and not progress.quiet:
+        err.write("\r\x1b[K")
+    print(f"grader sweep: {text}", file=err)
+
+
+# --- one graph ---------------------------------------------------------------------
+
+def prepare_graph(entry: str, sweep: SweepConfig, orderings: set[str], cache_dir: Path | None) -> PreparedGraph:
+    """Resolve the edge list, write the orderings needed, compute the reference (cached by content)."""
+    name = graph_label(entry)
+    path = resolve_graph(entry, sweep, cache_dir)
+    import reference
+    try:
+        distances = _call(reference.distances, path, cache_dir=cache_dir)
+    except Exception as error:  # a reference that cannot be had: skip the graph, say why
+        raise GraphUnavailable(f"no reference for {path}: {type(error).__name__}: {error}") from None
+    ordered = {}
+    for ordering in sorted(orderings):
+        ordered[ordering] = order_graph(path, ordering, cache_dir)
+    return PreparedGraph(name=name, path=path, reference=distances, edges=count_edges(path), ordered=ordered)
+
+
+def resolve_graph(entry: str, sweep: SweepConfig, cache_dir: Path | None) -> Path:
+    """A file entry (relative to the config's folder, else the current one) or a catalogue name."""
+    if looks_like_path(entry):
+        candidates = [Path(entry).expanduser()] if Path(entry).is_absolute() else \
+            [sweep.config_dir / entry, Path.cwd() / entry]
+        for candidate in candidates:
+            if candidate.is_file():
+                return candidate.resolve()
+        raise GraphUnavailable(f"no such file: {candidates[0]}")
+    try:
+        from grader import datasets
+    except ImportError as error:
+        raise GraphUnavailable(f"the graph catalogue is not available ({error})") from None
+    try:
+        return Path(_call(datasets.resolve, entry, scale=sweep.scale,
+                          data_dirs=list(sweep.data_dirs) or None, cache_dir=cache_dir))
+    except datasets.DatasetError as error:
+        raise GraphUnavailable(str(error)) from None
+    except Exception as error:
+        raise GraphUnavailable(f"{type(error).__name__}: {error}") from None
+
+
+def order_graph(path: Path, ordering: str, cache_dir: Path | None) -> Path:
+    try:
+        from grader import orderings
+    except ImportError as error:
+        if ordering == "given":
+            return path
+        raise GraphUnavailable(f"cannot write the {ordering} ordering ({error})") from None
+    try:
+        return Path(_call(orderings.ordered, path, ordering, cache_dir=cache_dir))
+    except Exception as error:
+        raise GraphUnavailable(f"cannot write the {ordering} ordering: {type(error).__name__}: {error}") from None
+
+
+def _call(function, *args, **kwargs):
+    """Pass keyword arguments (cache_dir, data_dirs, ...) only to functions that take them:
+    the contract allows either; a None cache_dir is left to the callee's default."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return function(*args, **{k: v for k, v in kwargs.items() if v is not None})
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    kwargs = {key: value for key, value in kwargs.items()
+              if (open_ended or key in parameters) and not (key == "cache_dir" and value is None)}
+    return function(*args, **kwargs)
+
+
+def count_edges(path: Path) -> int:
+    """Edge lines of a SNAP list (not blank, not a comment) or of a DIMACS .gr ('a' lines),
+    gzipped or not, counted in big byte chunks (seconds for LiveJournal, not minutes)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    dimacs = ".gr" in Path(path).name
+    count, previous = 0, b"\n"
+    with opener(path, "rb") as handle:
+        while chunk := handle.read(1 << 24):
+            text = previous + chunk          # the byte before lets a line start straddle chunks
+            if dimacs:
+                count += text.count(b"\na")
+            else:
+                count += text[:-1].count(b"\n") - sum(text.count(b"\n" + c) for c in (b"#", b"%", b"\n", b"\r"))
+            previous = chunk[-1:]
+    return count
+
+
+# --- one cell ----------------------------------------------------------------------
+
+def run_cell(cell: Cell, graph: PreparedGraph, sweep: SweepConfig, provenance: dict,
+             store: ResultsFile) -> tuple[dict, float]:
+    """Run, judge, append; returns the row and the harness's own seconds (total minus the program's)."""
+    started_at = utc_now()
+    began = time.perf_counter()
+    input_path = graph.ordered[cell.ordering]
+
+    def argv_for(output_path: Path) -> list[str]:
+        return render_command(sweep.command, cell, input_path, output_path, sweep.config_dir)
+
+    with run_program(argv_for, sweep.timeout_s) as result:
+        verdict = classify(result, graph.reference, sweep.sentinels)
+    row = {
+        "run_id": cell.run_id, "sweep": sweep.name, "program": cell.program, "graph": cell.graph,
+        "graph_vertices": graph.vertices, "graph_edges": graph.edges, "ordering": cell.ordering,
+        "method": cell.method, "sync": cell.sync, "bsize": cell.bsize, "bcount": cell.bcount, "rep": cell.rep,
+        "status": verdict["status"],
+        "computation_ms": _finite(verdict["computation_ms"]), "filtering_ms": _finite(verdict["filtering_ms"]),
+        "rounds": verdict["rounds"], "edges_processed": verdict["edges_processed"],
+        "edges_filtered": verdict["edges_filtered"], "mismatches": verdict["mismatches"],
+        "detail": verdict["detail"], "device": verdict["device"], "wall_s": round(result.wall_s, 4),
+        "command": list(result.argv), **provenance, "started_at": started_at,
+    }
+    store.append(row)
+    return row, time.perf_counter() - began - result.wall_s
+
+
+def _finite(value):
+    return value if value is None or math.isfinite(value) else None
+
+
+# --- the end -----------------------------------------------------------------------
+
+def _dry_run(sweep: SweepConfig, cells: list[Cell], todo: list[Cell], results_path: Path, out) -> int:
+    pending = {cell.run_id for cell in todo}
+    for cell in cells:
+        print(f"{cell.run_id}  {'todo' if cell.run_id in pending else 'done'}  {cell.label}", file=out)
+    print(f"\n{len(cells)} cells in sweep {sweep.name!r} ({len(sweep.graphs)} graphs); {len(todo)} to run, "
+          f"{len(cells) - len(todo)} already in {results_path}", file=out)
+    print(f"command: {sweep.command}", file=out)
+    return 0
+
+
+def format_table(header: list[str], rows: list[list], align_left: int = 1) -> str:
+    """Plain fixed-width columns; the first `align_left` columns to the left, numbers to the right."""
+    text = [[str(h) for h in header]] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in text) for i in range(len(header))]
+    lines = []
+    for number, row in enumerate(text):
+        cells = [v.ljust(w) if i < align_left else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+        if number == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _median(values: list[float]) -> str:
+    values = [v for v in values if v is not None]
+    return f"{statistics.median(values):.3f}" if values else "-"
+
+
+def summarise(sweep: SweepConfig, cells: list[Cell], results_path: Path, skipped: dict[str, str],
+              overheads: list[float], ran: int, wall_s: float, out, err) -> int:
+    """Status counts per method, median times per method x sync, the runs that were not ok."""
+    from grader.check import STATUSES
+    latest = latest_by_run_id(read_rows(results_path, warn=None))
+    rows = [latest[cell.run_id] for cell in cells if cell.run_id in latest]
+    methods = list(dict.fromkeys(cell.method for cell in cells))
+    print(f"\nsweep {sweep.name!r}: {len(rows)} of {len(cells)} cells have results "
+          f"({ran} run now in {format_duration(wall_s)}); program: {sweep.program_label}", file=out)
+    if rows:
+        table = []
+        for method in methods:
+            statuses = [row["status"] for row in rows if row["method"] == method]
+            table.append([method] + [statuses.count(s) or "" for s in STATUSES] + [len(statuses)])
+        print("\n" + format_table(["method", *STATUSES, "total"], table), file=out)
+        timing = []
+        for method in methods:
+            for sync in ("outcore", "incore"):
+                good = [row for row in rows if row["method"] == method and row["sync"] == sync and row["status"] == "ok"]
+                if good:
+                    timing.append([f"{method} {sync}", len(good), _median([r["computation_ms"] for r in good]),
+                                   _median([r["filtering_ms"] for r in good])])
+        if timing:
+            print("\n" + format_table(["ok runs: median ms", "runs", "computation", "filtering"], timing), file=out)
+    failed = [row for row in rows if row.get("status") != "ok"]
+    if failed:
+        print(f"\nnot ok ({len(failed)}):", file=out)
+        for row in failed[:15]:
+            print(f"  {row['status']:<9} {row['graph']} {row['ordering']} {row['bsize']}x{row['bcount']} "
+                  f"{row['method']} {row['sync']} #{row['rep']}: {str(row.get('detail', ''))[:160]}", file=out)
+        if len(failed) > 15:
+            print(f"  ... {len(failed) - 15} more (see {results_path})", file=out)
+    for name, why in skipped.items():
+        print(f"skipped graph {name}: {why}", file=out)
+    missing = len(cells) - len(rows) - sum(1 for c in cells if c.graph in skipped and c.run_id not in latest)
+    if missing > 0:
+        print(f"{missing} cells have no result yet: rerun to run them", file=out)
+    if overheads:
+        print(f"harness overhead per run (total minus the program's wall time): median "
+              f"{statistics.median(overheads) * 1000:.0f} ms, max {max(overheads) * 1000:.0f} ms", file=out)
+    print(f"results: {results_path}\nreport:  python -m grader report --results {results_path}", file=out)
+    return 0 if rows and not failed and missing <= 0 else 1

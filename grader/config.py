@@ -1,0 +1,308 @@
+"""Load and check a sweep matrix (TOML) into a plain dataclass.
+
+Why strict: a typo in a sweep file ("orderigs") would otherwise silently run the
+defaults for hours; every unknown key or bad value stops with the file and key named.
+"""
+from __future__ import annotations
+
+import string
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+ORDERINGS = ("given", "source", "destination")
+SYNCS = ("outcore", "incore")
+SPEC_CONFIGS = ((256, 8), (384, 5), (512, 4), (768, 2), (1024, 2))
+
+# The spec's single-dash form for our ./sssp; the method word is bare.
+PROJECT_TEMPLATE = ("{sssp} -input {input} -bsize {bsize} -bcount {bcount} -output {output} "
+                    "{method} -sync {sync} -usesmem {usesmem}")
+# The course sample package's form.
+SAMPLE_PACKAGE_TEMPLATE = ("{sssp} --input {input} --bsize {bsize} --bcount {bcount} --output {output} "
+                           "--method {method} --sync {sync} --usesmem {usesmem}")
+PLACEHOLDERS = frozenset({"sssp", "python", "config_dir", "input", "output", "bsize", "bcount",
+                          "method", "sync", "usesmem", "ordering", "graph", "rep"})
+
+
+class ConfigError(Exception):
+    """A sweep file that cannot be run as written; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method of the matrix: the word the program gets and the spec's pairings."""
+    name: str                      # as recorded in results: bmf, segscan, tpe, opt
+    run_as: str                    # the {method} placeholder: segscan runs as bmf
+    usesmem: str                   # the {usesmem} placeholder: yes for segscan
+    orderings: tuple[str, ...]
+    syncs: tuple[str, ...]
+
+
+# The spec's pairings ("What to Report?"): segscan only destination-sorted and
+# out-of-core; tpe on source-sorted lists in both syncs; opt is ours.
+DEFAULT_METHODS: dict[str, MethodSpec] = {
+    "bmf": MethodSpec("bmf", "bmf", "no", ORDERINGS, SYNCS),
+    "segscan": MethodSpec("segscan", "bmf", "yes", ("destination",), ("outcore",)),
+    "tpe": MethodSpec("tpe", "tpe", "no", ("source",), SYNCS),
+    "opt": MethodSpec("opt", "opt", "no", ("given", "source"), SYNCS),
+}
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Everything a sweep needs to know besides the command line's overrides."""
+    path: Path
+    name: str
+    graphs: tuple[str, ...]
+    scale: str | float = "ci"
+    configs: tuple[tuple[int, int], ...] = SPEC_CONFIGS
+    orderings: tuple[str, ...] = ORDERINGS
+    methods: tuple[MethodSpec, ...] = tuple(DEFAULT_METHODS.values())
+    reps: int = 1
+    timeout_s: float = 120.0
+    program_label: str = "project"
+    command: str = PROJECT_TEMPLATE
+    sentinels: tuple[int, ...] = ()
+    data_dirs: tuple[Path, ...] = ()
+    cache_dir: Path | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def config_dir(self) -> Path:
+        return self.path.parent
+
+
+TOP_KEYS = {"name", "graphs", "scale", "configs", "orderings", "methods", "reps", "timeout_s",
+            "program", "data_dirs", "cache_dir", "description"}
+PROGRAM_KEYS = {"label", "command", "sentinels"}
+METHOD_KEYS = {"run_as", "usesmem", "orderings", "syncs"}
+
+
+def parse_scale(value, where: str = "scale") -> str | float:
+    """'ci', 'full' or a positive fraction of the full size (a number or a numeric string)."""
+    if isinstance(value, str) and value.strip().lower() in ("ci", "full"):
+        return value.strip().lower()
+    if isinstance(value, bool):
+        raise ConfigError(f"{where}: must be 'ci', 'full' or a positive number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: must be 'ci', 'full' or a positive number, got {value!r}") from None
+    if not number > 0:
+        raise ConfigError(f"{where}: must be 'ci', 'full' or a positive number, got {value!r}")
+    return number
+
+
+def template_fields(template: str) -> set[str]:
+    """The placeholder names in a command template ({input}, {output}, ...)."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as error:
+        raise ConfigError(f"bad command template {template!r}: {error}") from None
+
+
+def check_template(template: str, where: str) -> str:
+    if not isinstance(template, str) or not template.strip():
+        raise ConfigError(f"{where}: must be a non-empty string")
+    names = template_fields(template)
+    unknown = sorted(names - PLACEHOLDERS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown placeholder(s) {', '.join('{%s}' % n for n in unknown)}; "
+                          f"known: {', '.join(sorted(PLACEHOLDERS))}")
+    for needed in ("input", "output"):
+        if needed not in names:
+            raise ConfigError(f"{where}: the template needs {{{needed}}}")
+    return template
+
+
+def load_config(path: Path | str, *, scale=None, program=None, graphs=None, methods=None,
+                reps=None, timeout=None) -> SweepConfig:
+    """Read a sweep TOML; the keyword arguments are command-line overrides (None: keep the file's)."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such sweep config") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    try:
+        config = _from_table(path, raw)
+        return apply_overrides(config, scale=scale, program=program, graphs=graphs, methods=methods,
+                               reps=reps, timeout=timeout)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
+def apply_overrides(config: SweepConfig, *, scale=None, program=None, graphs=None, methods=None,
+                    reps=None, timeout=None) -> SweepConfig:
+    """The command line wins over the file; the same checks apply."""
+    changes: dict = {}
+    if scale is not None:
+        changes["scale"] = parse_scale(scale, "--scale")
+    if program is not None:
+        changes["command"] = check_template(program, "--program")
+    if graphs is not None:
+        names = _split_list(graphs)
+        if not names:
+            raise ConfigError("--graphs: no graph named")
+        changes["graphs"] = tuple(names)
+    if methods is not None:
+        wanted = _split_list(methods)
+        known = {m.name: m for m in config.methods}
+        unknown = [name for name in wanted if name not in known]
+        if unknown:
+            raise ConfigError(f"--methods: not in this sweep: {', '.join(unknown)} "
+                              f"(it has {', '.join(known)})")
+        changes["methods"] = tuple(known[name] for name in wanted)
+    if reps is not None:
+        changes["reps"] = _positive_int(reps, "--reps")
+    if timeout is not None:
+        changes["timeout_s"] = _positive_number(timeout, "--timeout")
+    return replace(config, **changes)
+
+
+def _split_list(value) -> list[str]:
+    items = value.split(",") if isinstance(value, str) else [part for item in value for part in str(item).split(",")]
+    return [item.strip() for item in items if item.strip()]
+
+
+def _from_table(path: Path, raw: dict) -> SweepConfig:
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(TOP_KEYS))})")
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise ConfigError(f"key 'name': must be a non-empty string without '/', got {name!r}")
+    graphs = raw.get("graphs")
+    if not isinstance(graphs, list) or not graphs or not all(isinstance(g, str) and g.strip() for g in graphs):
+        raise ConfigError("key 'graphs': must be a non-empty list of graph names or file paths")
+    orderings = _choice_list(raw.get("orderings", list(ORDERINGS)), ORDERINGS, "orderings")
+    program = raw.get("program", {})
+    if not isinstance(program, dict):
+        raise ConfigError("key 'program': must be a table ([program])")
+    bad = sorted(set(program) - PROGRAM_KEYS)
+    if bad:
+        raise ConfigError(f"unknown key(s) program.{', program.'.join(bad)} (known: {', '.join(sorted(PROGRAM_KEYS))})")
+    label = program.get("label", "project")
+    if not isinstance(label, str) or not label.strip():
+        raise ConfigError("key 'program.label': must be a non-empty string")
+    sentinels = program.get("sentinels", [])
+    if not isinstance(sentinels, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in sentinels):
+        raise ConfigError("key 'program.sentinels': must be a list of integers (values meaning unreachable)")
+    return SweepConfig(
+        path=path,
+        name=name.strip(),
+        graphs=tuple(g.strip() for g in graphs),
+        scale=parse_scale(raw.get("scale", "ci"), "key 'scale'"),
+        configs=_configs(raw.get("configs", [list(c) for c in SPEC_CONFIGS])),
+        orderings=orderings,
+        methods=_methods(raw.get("methods", list(DEFAULT_METHODS))),
+        reps=_positive_int(raw.get("reps", 1), "key 'reps'"),
+        timeout_s=_positive_number(raw.get("timeout_s", 120), "key 'timeout_s'"),
+        program_label=label.strip(),
+        command=check_template(program.get("command", PROJECT_TEMPLATE), "key 'program.command'"),
+        sentinels=tuple(sentinels),
+        data_dirs=tuple(_path_list(raw.get("data_dirs", []), path.parent, "data_dirs")),
+        cache_dir=_optional_path(raw.get("cache_dir"), path.parent, "cache_dir"),
+    )
+
+
+def _choice_list(value, allowed, key) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"key '{key}': must be a non-empty list drawn from {', '.join(allowed)}")
+    for item in value:
+        if item not in allowed:
+            raise ConfigError(f"key '{key}': {item!r} is not one of {', '.join(allowed)}")
+    return tuple(dict.fromkeys(value))
+
+
+def _configs(value) -> tuple[tuple[int, int], ...]:
+    if not isinstance(value, list) or not value:
+        raise ConfigError("key 'configs': must be a non-empty list of [bsize, bcount] pairs")
+    pairs = []
+    for item in value:
+        if (not isinstance(item, list) or len(item) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in item)):
+            raise ConfigError(f"key 'configs': {item!r} is not a [bsize, bcount] pair of positive integers")
+        pairs.append((item[0], item[1]))
+    return tuple(dict.fromkeys(pairs))
+
+
+def _methods(value) -> tuple[MethodSpec, ...]:
+    """A list of the known names, or tables [methods.NAME] over the defaults of that name."""
+    if isinstance(value, list):
+        if not value:
+            raise ConfigError("key 'methods': empty")
+        for name in value:
+            if name not in DEFAULT_METHODS:
+                raise ConfigError(f"key 'methods': unknown method {name!r} (known: {', '.join(DEFAULT_METHODS)}; "
+                                  f"define others as [methods.NAME] tables)")
+        return tuple(DEFAULT_METHODS[name] for name in dict.fromkeys(value))
+    if not isinstance(value, dict) or not value:
+        raise ConfigError("key 'methods': must be a list of method names or [methods.NAME] tables")
+    specs = []
+    for name, table in value.items():
+        where = f"methods.{name}"
+        if not isinstance(table, dict):
+            raise ConfigError(f"key '{where}': must be a table")
+        bad = sorted(set(table) - METHOD_KEYS)
+        if bad:
+            raise ConfigError(f"unknown key(s) {where}.{', '.join(bad)} (known: {', '.join(sorted(METHOD_KEYS))})")
+        base = DEFAULT_METHODS.get(name, MethodSpec(name, name, "no", ORDERINGS, SYNCS))
+        run_as = table.get("run_as", base.run_as)
+        usesmem = table.get("usesmem", base.usesmem)
+        if not isinstance(run_as, str) or not run_as.strip():
+            raise ConfigError(f"key '{where}.run_as': must be a non-empty string")
+        if usesmem not in ("yes", "no"):
+            raise ConfigError(f"key '{where}.usesmem': must be 'yes' or 'no', got {usesmem!r}")
+        specs.append(MethodSpec(
+            name=name, run_as=run_as.strip(), usesmem=usesmem,
+            orderings=_choice_list(table.get("orderings", list(base.orderings)), ORDERINGS, f"{where}.orderings"),
+            syncs=_choice_list(table.get("syncs", list(base.syncs)), SYNCS, f"{where}.syncs")))
+    return tuple(specs)
+
+
+def _positive_int(value, where) -> int:
+    if isinstance(value, bool):
+        raise ConfigError(f"{where}: must be a positive integer, got {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: must be a positive integer, got {value!r}") from None
+    if number < 1 or (isinstance(value, float) and value != number):
+        raise ConfigError(f"{where}: must be a positive integer, got {value!r}")
+    return number
+
+
+def _positive_number(value, where) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(f"{where}: must be a positive number of seconds, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: must be a positive number of seconds, got {value!r}") from None
+    if not number > 0:
+        raise ConfigError(f"{where}: must be a positive number of seconds, got {value!r}")
+    return number
+
+
+def _path_list(value, base: Path, key) -> list[Path]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"key '{key}': must be a list of folder paths")
+    return [_relative_to(base, v) for v in value]
+
+
+def _optional_path(value, base: Path, key) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"key '{key}': must be a folder path")
+    return _relative_to(base, value)
+
+
+def _relative_to(base: Path, value: str) -> Path:
+    """Paths in a sweep file are relative to the file (so a config works from any folder)."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path

@@ -1,0 +1,4 @@
+"""Stand-in sssp: chatty (see _fake.py)."""
+from _fake import main
+
+main("chatty")

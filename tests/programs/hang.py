@@ -1,0 +1,4 @@
+"""Stand-in sssp: hang (see _fake.py)."""
+from _fake import main
+
+main("hang")
