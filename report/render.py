@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from .cells import MISSING, Cell, TextCell
 from .observations import Observation, observe
 from .plots import Plot, all_plots
-from .tables import Table, failures_table, graph_tables, graphs, select, slug, status_table
+from .tables import Table, failures_table, graph_tables, graphs, overview_table, select, slug, status_table
 
 TEMPLATES = Path(__file__).parent / "templates"
 FORMATS = {"md": "report.md", "html": "report.html", "tex": "tables.tex"}
@@ -71,6 +71,7 @@ class GraphSection:
 class ReportModel:
     """Everything the templates show."""
     provenance: dict
+    overview: Table
     sections: list[GraphSection]
     status: Table
     failures: Table
@@ -123,7 +124,8 @@ def build_model(frame: pd.DataFrame, sources: list[Path]) -> ReportModel:
                                      int(edges.iloc[0]) if len(edges) else None, graph_tables(frame, graph),
                                      [p for p in plots if p.graph == graph],
                                      [o for o in notes if o.graph == graph]))
-    return ReportModel(provenance(frame, sources), sections, status_table(frame), failures_table(frame), LEGEND)
+    return ReportModel(provenance(frame, sources), overview_table(frame), sections, status_table(frame),
+                       failures_table(frame), LEGEND)
 
 
 # ---- format-specific cell text -------------------------------------------------------------

@@ -259,6 +259,39 @@ def work_table(frame: pd.DataFrame, graph: str) -> Table:
                  rows=rows)
 
 
+ORDER_SHORT = {"given": "given", "source": "src", "destination": "dst"}
+
+
+def overview_table(frame: pd.DataFrame) -> Table:
+    """Graphs × methods: each method's fastest correct computation time — the paper's one-glance table."""
+    columns = variants(frame)
+    rows = []
+    for graph in graphs(frame):
+        cells = []
+        for variant in columns:
+            runs = select(frame, graph=graph, variant=variant)
+            best = best_clean(frame, graph, variant)
+            if not len(runs):
+                cells.append(TextCell("—"))
+            elif best is None:
+                cells.append(TextCell("✗ no correct setting", "failed"))
+            else:
+                ordering, config, cell = best
+                cells.append(TextCell(f"{format_number(cell.median)} ({config}, {ORDER_SHORT.get(ordering, ordering)})",
+                                      "number"))
+        rows.append((graph, cells))
+    return Table(id="overview", title="Fastest correct setting per graph and method",
+                 caption="Median computation time in ms of each method's fastest setting whose every repetition "
+                         "was correct, with its block configuration and edge order (src: sorted by source, "
+                         "dst: sorted by destination); filtering time not included.",
+                 graph="", row_header="graph", columns=[variant_name_short(v) for v in columns], rows=rows)
+
+
+def variant_name_short(variant: str) -> str:
+    """'bmf outcore' → 'bmf out', for narrow column headers."""
+    return variant.replace("outcore", "out").replace("incore", "in")
+
+
 def status_table(frame: pd.DataFrame) -> Table:
     """Run counts per graph × variant × status: the correctness overview."""
     statuses = [s for s in ("ok", "wrong", "timeout", "crash", "malformed", "no_output")

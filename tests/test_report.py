@@ -203,7 +203,7 @@ class HtmlInventory(HTMLParser):
 
 
 def expected_table_ids():
-    ids = ["status", "failures", "provenance"]
+    ids = ["overview", "status", "failures", "provenance"]
     for graph in ("roadnet-ca-synth", "p2p-gnutella04"):
         ids += [f"{kind}-{graph}" for kind in ("summary", "bmf", "segscan", "tpe", "opt", "work")]
     return ids
@@ -284,7 +284,7 @@ def test_tables_tex_is_booktabs_and_balanced(rendered):
     tex = (out / "tables.tex").read_text(encoding="utf-8")
     assert tex.startswith("%") and "\\usepackage{booktabs}" in tex.splitlines()[1]
     tables = tex.count("\\begin{table*}")
-    assert tables == 13 and tex.count("\\end{table*}") == tables
+    assert tables == 14 and tex.count("\\end{table*}") == tables
     body = strip_escaped(tex)
     for command in ("\\toprule", "\\midrule", "\\bottomrule", "\\caption{", "\\label{tab:"):
         assert body.count(command) == tables, command
