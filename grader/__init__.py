@@ -1,0 +1,1 @@
+"""The grading harness: graphs, reference answers, sweeps over the program under test."""
