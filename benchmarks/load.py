@@ -17,7 +17,8 @@ from benchmarks.common import median, print_table, record  # noqa: E402
 from grader import synth  # noqa: E402
 from sssp_gpu.loader import load_graph  # noqa: E402
 
-SIZES = [("roadNet-CA size", "road_like", 2.0), ("soc-LiveJournal1 size", "livejournal", 25.0)]
+# (label, stand-in name, text-parse bar s, cached-load bar s or None)
+SIZES = [("roadNet-CA size", "roadNet-CA", 2.0, 0.2), ("soc-LiveJournal1 size", "soc-LiveJournal1", 25.0, None)]
 
 
 def main(argv: list[str]) -> int:
@@ -25,10 +26,13 @@ def main(argv: list[str]) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="sssp-bench-") as folder:
         os.environ["SSSP_CACHE_DIR"] = str(Path(folder) / "cache")
-        for label, name, bar in SIZES[:1] if quick else SIZES:
+        for label, name, bar, cached_bar in SIZES[:1] if quick else SIZES:
             path = Path(folder) / f"{name}.txt"
             graph = synth.standin(name, scale="full")
+            started = time.perf_counter()
             synth.write_edge_list(path, graph)
+            write_s = time.perf_counter() - started
+            del graph
             size_mb = path.stat().st_size / 1e6
             started = time.perf_counter()
             load_graph(path, cache=False)
@@ -39,13 +43,17 @@ def main(argv: list[str]) -> int:
                 started = time.perf_counter()
                 load_graph(path)
                 cached.append(time.perf_counter() - started)
-            row = record("load", graph=label, lines=graph.m, megabytes=round(size_mb, 1), parse_s=parse_s,
-                         cached_s=median(cached), bar_s=bar)
-            rows.append([label, f"{graph.m:,}", f"{size_mb:.0f}", row["parse_s"], row["cached_s"],
-                         f"{bar:g}", "met" if parse_s < bar else "MISSED"])
+            lines = load_graph(path).m
+            row = record("load", graph=label, lines=lines, megabytes=round(size_mb, 1), parse_s=parse_s,
+                         cached_s=median(cached), bar_s=bar, write_s=write_s)
+            verdict = "met" if parse_s < bar else "MISSED"
+            if cached_bar is not None:
+                verdict += f"; cached {'met' if row['cached_s'] < cached_bar else 'MISSED'} (< {cached_bar:g} s)"
+            rows.append([label, f"{lines:,}", f"{size_mb:.0f}", write_s, row["parse_s"], row["cached_s"],
+                         f"{bar:g}", verdict])
             path.unlink()
-    print_table("Graph loading (seconds)", ["graph", "lines", "MB", "text parse s", "cached load s",
-                                           "bar s", "parse bar"], rows)
+    print_table("Graph loading (seconds)", ["graph", "edges", "MB", "stand-in write s", "text parse s",
+                                           "cached load s", "parse bar s", "verdict"], rows)
     return 0
 
 
