@@ -126,6 +126,7 @@ def _fast_columns(data: bytes):
 
 
 _LINE = re.compile(rb"^(-?\d+):(-?\d+)$")
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def _slow_columns(data: bytes):
@@ -138,12 +139,12 @@ def _slow_columns(data: bytes):
         if not match:
             shown = line.replace(_INF_MARK, b"INF").decode("utf-8", errors="replace")[:60]
             raise MalformedOutput(f"line {number}: not '<vertex>:<distance>': {shown!r}")
-        ids.append(int(match.group(1)))
-        dists.append(int(match.group(2)))
-    try:
-        return np.array(ids, dtype=np.int64), np.array(dists, dtype=np.int64)
-    except OverflowError:
-        raise MalformedOutput("a number does not fit in 64 bits") from None
+        vertex, distance = int(match.group(1)), int(match.group(2))
+        if not (_INT64_MIN <= vertex <= _INT64_MAX and _INT64_MIN <= distance <= _INT64_MAX):
+            raise MalformedOutput(f"line {number}: a number does not fit in 64 bits")
+        ids.append(vertex)
+        dists.append(distance)
+    return np.array(ids, dtype=np.int64), np.array(dists, dtype=np.int64)
 
 
 def _line_numbers(data: bytes) -> np.ndarray:

@@ -1,0 +1,150 @@
+"""grader.check: timing lines, output files, and the verdict of each kind of run."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.check import MalformedOutput, classify, parse_extras, parse_output, parse_timing
+from grader.runner import RunResult
+
+SPEC_STDOUT = ("The total computation kernel time on GPU NVIDIA H100 80GB HBM3 is 12.345 milli-seconds\n"
+               "The total filtering kernel time on GPU NVIDIA H100 80GB HBM3 is 0 milli-seconds\n"
+               "rounds: 1486\nedges processed: 2908259200 (1486.00 per graph edge)\n"
+               "edges scanned by filtering: 7\nlaunch: 4 blocks x 512 threads (64 warps)\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    (SPEC_STDOUT, (12.345, 0.0, "NVIDIA H100 80GB HBM3")),
+    ("The total computation kernel time on CPU (numpy) is 0.270 milli-seconds\n"
+     "The total filtering kernel time on CPU (numpy) is 0 milli-seconds\n", (0.27, 0.0, "CPU (numpy)")),
+    ("The total computation kernel time on GPU is 1.2 milli-seconds\n"
+     "The total filtering kernel time on GPU is 3 milli-seconds\n", (1.2, 3.0, "")),
+    ("the TOTAL computation kernel time on GPU  Tesla K80   is   7.5   milliseconds\r\n"
+     "The total filtering kernel time on GPU Tesla K80 is 2.25ms\r\n", (7.5, 2.25, "Tesla K80")),
+    ("The total computation kernel time is 4 ms\nThe total filtering kernel time is 1e-3 milli-seconds\n",
+     (4.0, 0.001, "")),
+    ("The total computation kernel time on GPU X is 0.5 seconds\n", (500.0, None, "X")),
+    ("nothing to see\n", (None, None, "")),
+])
+def test_parse_timing_variants(text, expected):
+    computation, filtering, device = parse_timing(text)
+    assert device == expected[2]
+    assert computation == pytest.approx(expected[0]) if expected[0] is not None else computation is None
+    assert filtering == pytest.approx(expected[1]) if expected[1] is not None else filtering is None
+
+
+def test_parse_extras_by_key_and_absent():
+    assert parse_extras(SPEC_STDOUT) == {"rounds": 1486, "edges_processed": 2908259200, "edges_filtered": 7}
+    assert parse_extras("Rounds : 3\n") == {"rounds": 3, "edges_processed": None, "edges_filtered": None}
+
+
+def write(tmp_path: Path, text: str | bytes) -> Path:
+    path = tmp_path / "output.txt"
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+@pytest.mark.parametrize("text", [
+    "0:0\n1:4\n2:INF\n3:9\n",
+    "0: 0\n1: 4\n2: inf\n3: 9",                     # no final newline
+    "0:\t0\r\n1:\t4\r\n2:\tInf\r\n3:\t9\r\n",       # tabs, CRLF
+    "0:0  \n1 : 4 \n2:infinity\n\n3:9\n\n",          # trailing spaces, blank lines
+    "0:0\n1:4\n2:2147483647\n3:9\n",                # configured sentinel
+    "0:0\n1:4\n2:1073741824\n3:9\n",
+    "3:9\n1:4\n0:0\n2:INFINITY\n",                  # out of order is fine
+])
+def test_parse_output_variants(tmp_path, text):
+    got = parse_output(write(tmp_path, text), 4, sentinels=(1073741824, 2147483647))
+    assert got.dtype == np.int64
+    assert got.tolist() == [0, 4, -1, 9]
+
+
+def test_sentinels_only_when_configured(tmp_path):
+    assert parse_output(write(tmp_path, "0:0\n1:2147483647\n"), 2).tolist() == [0, 2147483647]
+
+
+@pytest.mark.parametrize("text, where", [
+    ("0:0\n1:4\n3:9\n", "no line for vertex 2"),
+    ("0:0\n1:4\n1:5\n2:3\n3:9\n", "line 3: vertex 1 appears a second time"),
+    ("0:0\n1:4\n2:3\n3:9\n4:1\n", "line 5: vertex 4 is out of range"),
+    ("0:0\n1:4\nhello\n3:9\n", "line 3"),
+    ("0:0\n1:\n2:3\n3:9\n", "line 2"),
+    ("0:0\n1:4:5\n2:3\n3:9\n", "line 2"),
+    ("0:0\n1:4.5\n2:3\n3:9\n", "line 2"),
+    ("", "empty"),
+    ("0:0\n1:99999999999999999999999\n2:3\n3:9\n", "line 2"),
+])
+def test_parse_output_malformed_says_where(tmp_path, text, where):
+    with pytest.raises(MalformedOutput, match=where):
+        parse_output(write(tmp_path, text), 4)
+
+
+def test_parse_output_is_fast_for_millions_of_lines(tmp_path):
+    n = 2_000_000
+    dist = np.arange(n, dtype=np.int64) * 3
+    lines = np.char.add(np.char.add(np.arange(n).astype(str), ":"), dist.astype(str))
+    path = tmp_path / "big.txt"
+    path.write_text("\n".join(lines.tolist()) + "\n")
+    began = time.perf_counter()
+    got = parse_output(path, n)
+    assert time.perf_counter() - began < 3.0
+    assert np.array_equal(got, dist)
+
+
+def result(tmp_path, *, exit_code=0, stdout=SPEC_STDOUT, stderr="", output=None, launch_error=""):
+    path = tmp_path / "output.txt"
+    if output is not None:
+        path.write_text(output)
+    return RunResult(argv=["x"], exit_code=exit_code, stdout_head=stdout, stderr_tail=stderr,
+                     output_path=path, wall_s=0.1, timeout_s=5.0, launch_error=launch_error)
+
+
+REFERENCE = np.array([0, 4, 2, 9, 5, 20, -1], dtype=np.int64)
+GOOD = "".join(f"{v}:{'INF' if d < 0 else d}\n" for v, d in enumerate(REFERENCE))
+
+
+def test_classify_ok(tmp_path):
+    record = classify(result(tmp_path, output=GOOD), REFERENCE)
+    assert record["status"] == "ok" and record["detail"] == "" and record["mismatches"] is None
+    assert record["computation_ms"] == 12.345 and record["rounds"] == 1486
+    assert record["device"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_classify_wrong_counts_and_shows_first_vertices(tmp_path):
+    bad = GOOD.replace("3:9", "3:8").replace("6:INF", "6:7")
+    record = classify(result(tmp_path, output=bad), REFERENCE)
+    assert record["status"] == "wrong" and record["mismatches"] == 2
+    assert "3: expected 9 got 8" in record["detail"] and "6: expected INF got 7" in record["detail"]
+
+
+def test_classify_wrong_lists_at_most_five(tmp_path):
+    bad = "".join(f"{v}:{100 + v}\n" for v in range(7))
+    record = classify(result(tmp_path, output=bad), REFERENCE)
+    assert record["mismatches"] == 7 and "(2 more)" in record["detail"]
+    assert record["detail"].count("expected") == 5
+
+
+def test_classify_timeout(tmp_path):
+    assert classify(result(tmp_path, exit_code=None, stdout="", output=GOOD), REFERENCE)["status"] == "timeout"
+
+
+def test_classify_crash_even_with_a_file(tmp_path):
+    record = classify(result(tmp_path, exit_code=3, stderr="boom\nsssp: device failed\n", output=GOOD), REFERENCE)
+    assert record["status"] == "crash"
+    assert "exit code 3" in record["detail"] and "device failed" in record["detail"]
+    assert classify(result(tmp_path, exit_code=-9), REFERENCE)["detail"].startswith("killed by SIGKILL")
+    assert classify(result(tmp_path, exit_code=None, launch_error="cannot start x"), REFERENCE)["status"] == "crash"
+
+
+def test_classify_no_output(tmp_path):
+    assert classify(result(tmp_path), REFERENCE)["status"] == "no_output"
+
+
+def test_classify_malformed(tmp_path):
+    record = classify(result(tmp_path, stdout="hello\n", output=GOOD), REFERENCE)
+    assert record["status"] == "malformed" and "timing" in record["detail"]
+    record = classify(result(tmp_path, output=GOOD.replace("2:2", "2:two")), REFERENCE)
+    assert record["status"] == "malformed" and "line 3" in record["detail"]
