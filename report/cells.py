@@ -121,12 +121,18 @@ def summarize(runs: pd.DataFrame, value: str, unit: str = "ms") -> Cell:
     """Cell from the rows of one setting: median/min/max over ok reps, counts of the rest."""
     if runs is None or len(runs) == 0:
         return Cell(unit=unit)
-    ok = runs["status"] == "ok"
-    values = pd.to_numeric(runs.loc[ok, value], errors="coerce").dropna().to_numpy(dtype=float)
-    failed = runs.loc[~ok]
-    counts = failed["status"].value_counts()
-    failures = tuple((str(status), int(counts[status])) for status in sorted(counts.index))
-    mismatches = tuple(sorted({int(m) for m in failed.loc[failed["status"] == "wrong", "mismatches"].dropna()}))
+    statuses = runs["status"].to_numpy(dtype=object)
+    ok = statuses == "ok"
+    raw = pd.to_numeric(runs[value], errors="coerce").to_numpy(dtype=float, na_value=np.nan)[ok]
+    values = raw[~np.isnan(raw)]
+    failed = statuses[~ok]
+    names, counts = np.unique(failed.astype(str), return_counts=True) if len(failed) else ((), ())
+    failures = tuple((str(name), int(count)) for name, count in zip(names, counts))
+    mismatches = ()
+    if "wrong" in names:
+        wrong = pd.to_numeric(runs["mismatches"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        wrong = wrong[statuses == "wrong"]
+        mismatches = tuple(sorted({int(m) for m in wrong[~np.isnan(wrong)]}))
     if len(values) == 0:
         return Cell(n_runs=len(runs), n_ok=int(ok.sum()), failures=failures, mismatches=mismatches, unit=unit)
     return Cell(n_runs=len(runs), n_ok=int(ok.sum()), median=float(np.median(values)),
