@@ -1,0 +1,56 @@
+"""``python -m grader synth NAME...``: write deterministic stand-ins for the spec's big graphs."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from grader import synth
+from grader.datasets import DatasetError, load_catalogue, scale_fraction, scale_tag
+
+
+def run(names: list[str], out_dir: Path = Path("data/synth"), scale: str | float = "full", seed: int = 0,
+        out=sys.stderr) -> int:
+    """Write ``<out_dir>/<name>~synth[.<scale>].txt`` for each name ("all": every stand-in); 0 on success."""
+    try:
+        catalogue = load_catalogue()
+    except DatasetError as err:
+        print(f"grader synth: {err}", file=out)
+        return 1
+    standins = {name: entry for name, entry in catalogue.items() if entry.kind == "synth"}
+    wanted = []
+    for name in (list(standins) if list(names) == ["all"] else names):
+        key = name if name in standins else f"{name}~synth"
+        if key not in standins:
+            print(f"grader synth: unknown stand-in {name!r}; known: {', '.join(standins)} (or 'all')", file=out)
+            return 1
+        wanted.append(standins[key])
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"grader synth: cannot create {out_dir}: {err.strerror or err}", file=out)
+        return 1
+    for entry in wanted:
+        try:
+            fraction = scale_fraction(entry, scale)
+        except DatasetError as err:
+            print(f"grader synth: {err}", file=out)
+            return 1
+        suffix = "" if fraction == "full" else f".{scale_tag(fraction)}"
+        path = out_dir / f"{entry.name}{suffix}.txt"
+        started = time.perf_counter()
+        graph = synth.standin(entry.standin_of, scale=fraction, seed=seed)
+        generated = time.perf_counter() - started
+        try:
+            synth.write_edge_list(path, graph, header=f"{entry.name}: {entry.description}\n"
+                                                      f"generator {entry.generator} v{synth.GENERATOR_VERSION}, "
+                                                      f"scale {fraction}, seed {seed}")
+        except OSError as err:
+            print(f"grader synth: cannot write {path}: {err.strerror or err}", file=out)
+            return 1
+        written = time.perf_counter() - started - generated
+        print(f"grader synth: {path}: {graph.n:,} vertices, {graph.m:,} edges, "
+              f"{path.stat().st_size / 1e6:,.1f} MB (generated in {generated:.1f} s, written in {written:.1f} s)",
+              file=out)
+    return 0
