@@ -58,7 +58,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     except ConfigError as error:
         print(f"grader sweep: {error}", file=err)
         return 2
-    results_path = Path(results) if results else REPO_ROOT / "results" / f"{sweep.name}.jsonl"
+    results_path = Path(results) if results else default_results(sweep, scale)
     cache_dir = Path(cache_dir) if cache_dir else sweep.cache_dir
     cells = expand(sweep)
     skip = set() if force else done_ids(results_path, rerun_failed, warn=err)
@@ -113,6 +113,15 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     progress.close()
     store.close()
     return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err)
+
+
+def default_results(sweep: SweepConfig, scale_override=None) -> Path:
+    """results/<name>.jsonl; a --scale other than the config's gets a file of its own, since run ids
+    do not include the scale and a ci-sized run must not pass for a full-sized one."""
+    stem = sweep.name
+    if scale_override is not None and sweep.scale != load_config(sweep.path).scale:
+        stem += f"-scale-{sweep.scale}"
+    return REPO_ROOT / "results" / f"{stem}.jsonl"
 
 
 def _config_path(config) -> Path:
@@ -280,7 +289,7 @@ def summarise(sweep: SweepConfig, cells: list[Cell], results_path: Path, skipped
     from grader.check import STATUSES
     latest = latest_by_run_id(read_rows(results_path, warn=None))
     rows = [latest[cell.run_id] for cell in cells if cell.run_id in latest]
-    methods = list(dict.fromkeys(cell.method for cell in cells))
+    methods = [method.name for method in sweep.methods]
     print(f"\nsweep {sweep.name!r}: {len(rows)} of {len(cells)} cells have results "
           f"({ran} run now in {format_duration(wall_s)}); program: {sweep.program_label}", file=out)
     if rows:
