@@ -106,20 +106,19 @@ class Progress:
                  else f"{self.done}/{self.total}" if self.total is not None else str(self.done))
         fraction = min(1.0, self.done / self.total) if self.total else None
         percent = f"{fraction * 100:3.0f}%" if fraction is not None else ""
-        timing = f"{format_duration(self.elapsed(now))} elapsed, ETA {format_duration(self.eta(now))}"
+        timing = f"{format_duration(self.elapsed(now))} ETA {format_duration(self.eta(now))}"
         if self.unit == "bytes" and self.elapsed(now) > 0:
-            timing += f", {format_bytes(self.done / self.elapsed(now))}/s"
+            timing += f" {format_bytes(self.done / self.elapsed(now))}/s"
         failures = ", ".join(f"{count} {status}" for status, count in sorted(self.not_ok.items()))
-        tail = f"  {timing}" + (f"  [{failures}]" if failures else "")
-        head = f"{count} {self.unit} {percent}"
-        bar_width = max(10, min(30, width - len(head) - len(tail) - 20))
-        bar = ""
+        unit = "" if self.unit == "bytes" else f" {self.unit}"
+        text = f"{count}{unit} {percent}  {timing}" + (f"  [{failures}]" if failures else "")
         if fraction is not None:
+            bar_width = 30 if width >= 140 else 20 if width >= 100 else 10
             filled = int(round(fraction * bar_width))
-            bar = "[" + "#" * filled + "." * (bar_width - filled) + "] "
-        room = width - len(bar) - len(head) - len(tail) - 2
-        label = self.label if len(self.label) <= room else ("…" + self.label[-(room - 1):] if room > 1 else "")
-        return f"{bar}{head}{tail}  {label}".rstrip()
+            text = "[" + "#" * filled + "." * (bar_width - filled) + "] " + text
+        room = width - len(text) - 2
+        label = self.label if len(self.label) <= room else (self.label[: room - 1] + "…" if room > 8 else "")
+        return f"{text}  {label}".rstrip()
 
     # --- drawing ------------------------------------------------------------------
     def _draw(self, now: float) -> None:

@@ -167,7 +167,8 @@ def grader_command(*args) -> list[str]:
     return [sys.executable, "-m", "grader", *map(str, args)]
 
 
-def test_interrupt_then_resume_loses_and_doubles_nothing(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_then_resume_loses_and_doubles_nothing(tmp_path, stop):
     config = stand_in_config(tmp_path, [FIGURE1, tiny_graph(tmp_path)],
                              configs="[[256, 8], [384, 5], [512, 4], [768, 2], [1024, 2]]",
                              methods={"ok": "ok"}, timeout=30)
@@ -178,7 +179,7 @@ def test_interrupt_then_resume_loses_and_doubles_nothing(tmp_path):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(read_rows(results, warn=None)) < 3:
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     assert f"interrupted; results so far are in {results}; rerun to resume" in stderr

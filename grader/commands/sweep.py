@@ -11,6 +11,7 @@ import gzip
 import inspect
 import math
 import os
+import signal
 import statistics
 import sys
 import time
@@ -85,6 +86,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
               f"({len(cells) - len(todo)} already in {results_path}); scale {sweep.scale}", file=err)
     progress = Progress(len(todo), unit="cells", label="", stream=err, quiet=quiet)
     store = ResultsFile(results_path)
+    previous_sigterm = _sigterm_as_interrupt()
     try:
         for entry in sweep.graphs:
             name = graph_label(entry)
@@ -110,9 +112,24 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
         store.close()
         print(f"\ninterrupted; results so far are in {results_path}; rerun to resume", file=err)
         return INTERRUPTED
+    finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+    progress.label = "done"
     progress.close()
     store.close()
     return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err)
+
+
+def _sigterm_as_interrupt():
+    """A batch system's SIGTERM stops the sweep as Ctrl-C does (program killed, rows kept);
+    returns the handler to restore, None where signals cannot be set (not the main thread)."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:
+        return None
 
 
 def default_results(sweep: SweepConfig, scale_override=None) -> Path:
