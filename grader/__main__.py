@@ -106,7 +106,12 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "fetch":
         return module.run(names=args.names, data_dir=args.data_dir, force=args.force)
     if args.command == "synth":
-        return module.run(names=args.names, out_dir=args.out, scale=args.scale, seed=args.seed)
+        from grader.config import ConfigError, parse_scale
+        try:
+            scale = parse_scale(args.scale, "--scale")
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
+        return module.run(names=args.names, out_dir=args.out, scale=scale, seed=args.seed)
     raise UsageError(f"unknown command {args.command!r}")
 
 
