@@ -31,7 +31,6 @@ from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 ROUNDS_PER_GRAPH = 8  # outcore: rounds per CUDA-graph launch between host checks
 HUB_DEGREE = 256      # vertices with more out-edges are cut into chunks shared by the grid
 CHUNK = 256           # edges per hub chunk (OPT_CHUNK in opt.cu)
-CHAIN_EQUAL_WEIGHTS = 16  # see chain_hops
 UNBOUNDED = np.int64(2**62)  # delta meaning "no far pile": plain frontier relaxation
 
 # ctrl[] slots (opt.cu)
@@ -69,18 +68,15 @@ def solo_limit(bsize: int) -> int:
 
 
 def chain_hops(graph: Graph) -> int:
-    """Hops a lane follows an improvement before queueing it (``SSSP_OPT_CHAIN`` overrides).
+    """Hops a lane follows an improvement before queueing it (``SSSP_OPT_CHAIN``; default off).
 
-    Measured on the H100 (BENCHMARKS.md): with equal weights a lane walking 16 hops ahead
-    cuts a 700x700 grid's 1399 BFS rounds to 85 and its time 8.2 -> 4.8 ms at 1.37
-    relaxations per edge; with weights, walks relax out of order and cost more than the
-    rounds they save, so they are off.
+    Measured on the H100 (BENCHMARKS.md), unit weights: on the 700x700 grid 16 hops cut
+    1399 rounds to 85 and 8.2 -> 4.7 ms, but on the roadNet-CA-sized road stand-in (whose
+    highways make walks along streets go wrong) 3.6 ms becomes 29.6 ms at 16 relaxations
+    per edge, and R-MAT slows 0.67 -> 1.0 ms. Off unless asked for.
     """
     override = os.environ.get("SSSP_OPT_CHAIN", "").strip()
-    if override:
-        return int(override)
-    equal = graph.m == 0 or int(graph.w.min()) == int(graph.w.max())
-    return CHAIN_EQUAL_WEIGHTS if equal else 0
+    return int(override) if override else 0
 
 
 def max_rounds(graph: Graph) -> int:
