@@ -1,34 +1,41 @@
 // Bellman-Ford, Listing 2 of the spec: every edge every round, the edge list divided
 // evenly among warps, lanes striding by 32. Edges are structure-of-arrays (coalesced).
-// Each thread loads UNROLL (8) edges before using any (memory-level parallelism: with only
-// 2048 threads on a 132-SM GPU, latency, not bandwidth, bounds a round).
+// Each thread loads several edges before using any (memory-level parallelism: with only
+// 2048 threads on a 132-SM GPU, latency, not bandwidth, bounds a round). Measured on the
+// H100, 700x700 weighted grid (BENCHMARKS.md): out-of-core is fastest with 4 in flight
+// (8: +13%), in-core with 8 (4: +11%); 16 no longer fits 1024-thread blocks.
 #include "common.cuh"
 
-#define UNROLL 8
+#ifndef UNROLL_OUTCORE
+#define UNROLL_OUTCORE 4
+#endif
+#ifndef UNROLL_INCORE
+#define UNROLL_INCORE 8
+#endif
 
 // Out-of-core: read distance_prev, write distance_cur (a copy of distance_prev made
 // before the launch), so updates become visible only in the next round.
 template <typename D>
-__global__ void bmf_outcore(const int* __restrict__ src, const int* __restrict__ dst,
+__global__ void __launch_bounds__(1024) bmf_outcore(const int* __restrict__ src, const int* __restrict__ dst,
                             const int* __restrict__ weight, int num_edges,
                             const D* __restrict__ distance_prev, D* distance_cur,
                             int* changed) {
     const WarpRange r = warp_range(num_edges);
     int any = 0;
-    for (long long base = r.beg + r.lane; base < r.end; base += 32 * UNROLL) {
-        int u[UNROLL], v[UNROLL], w[UNROLL];
+    for (long long base = r.beg + r.lane; base < r.end; base += 32 * UNROLL_OUTCORE) {
+        int u[UNROLL_OUTCORE], v[UNROLL_OUTCORE], w[UNROLL_OUTCORE];
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) {
+        for (int k = 0; k < UNROLL_OUTCORE; ++k) {
             const long long i = base + 32 * k;
             if (i < r.end) { u[k] = src[i]; v[k] = dst[i]; w[k] = weight[i]; }
         }
-        D du[UNROLL], dv[UNROLL];
+        D du[UNROLL_OUTCORE], dv[UNROLL_OUTCORE];
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) {
+        for (int k = 0; k < UNROLL_OUTCORE; ++k) {
             if (base + 32 * k < r.end) { du[k] = distance_prev[u[k]]; dv[k] = distance_prev[v[k]]; }
         }
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) {
+        for (int k = 0; k < UNROLL_OUTCORE; ++k) {
             if (base + 32 * k < r.end && du[k] != Limits<D>::inf) {
                 const D candidate = saturating_add(du[k], w[k]);
                 if (candidate < dv[k]) {
@@ -43,25 +50,25 @@ __global__ void bmf_outcore(const int* __restrict__ src, const int* __restrict__
 
 // In-core: one distance array; a thread sees what others wrote earlier in the round.
 template <typename D>
-__global__ void bmf_incore(const int* __restrict__ src, const int* __restrict__ dst,
+__global__ void __launch_bounds__(1024) bmf_incore(const int* __restrict__ src, const int* __restrict__ dst,
                            const int* __restrict__ weight, int num_edges,
                            D* distance, int* changed) {
     const WarpRange r = warp_range(num_edges);
     int any = 0;
-    for (long long base = r.beg + r.lane; base < r.end; base += 32 * UNROLL) {
-        int u[UNROLL], v[UNROLL], w[UNROLL];
+    for (long long base = r.beg + r.lane; base < r.end; base += 32 * UNROLL_INCORE) {
+        int u[UNROLL_INCORE], v[UNROLL_INCORE], w[UNROLL_INCORE];
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) {
+        for (int k = 0; k < UNROLL_INCORE; ++k) {
             const long long i = base + 32 * k;
             if (i < r.end) { u[k] = src[i]; v[k] = dst[i]; w[k] = weight[i]; }
         }
-        D du[UNROLL];
+        D du[UNROLL_INCORE];
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) {
+        for (int k = 0; k < UNROLL_INCORE; ++k) {
             if (base + 32 * k < r.end) du[k] = distance[u[k]];
         }
 #pragma unroll
-        for (int k = 0; k < UNROLL; ++k) {
+        for (int k = 0; k < UNROLL_INCORE; ++k) {
             if (base + 32 * k < r.end && du[k] != Limits<D>::inf) {
                 const D temp_dist = saturating_add(du[k], w[k]);
                 if (temp_dist < distance[v[k]] && atomicMin(&distance[v[k]], temp_dist) > temp_dist) any = 1;
