@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import synth
+from sssp_gpu.files import cache_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = REPO_ROOT / "configs" / "graphs.toml"
@@ -80,11 +81,7 @@ def default_data_dirs() -> list[Path]:
 
 
 def default_cache_dir() -> Path:
-    explicit = os.environ.get("SSSP_SYNTH_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "sssp-gpu" / "synth"
+    return cache_dir("SSSP_SYNTH_DIR", "synth")
 
 
 def resolve(name: str, scale: str | float = "ci", data_dirs: list[Path] | None = None,

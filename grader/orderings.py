@@ -5,13 +5,13 @@ per input content (keyed by the file's content hash) and reused by every run.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
 from grader import synth
 from reference.filehash import file_digest
+from sssp_gpu.files import cache_dir
 from sssp_gpu.loader import load_graph
 
 ORDERINGS = ("given", "source", "destination")
@@ -19,11 +19,7 @@ FORMAT_VERSION = 1
 
 
 def default_cache_dir() -> Path:
-    explicit = os.environ.get("SSSP_ORDERINGS_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "sssp-gpu" / "orderings"
+    return cache_dir("SSSP_ORDERINGS_DIR", "orderings")
 
 
 def sort_order(src: np.ndarray, dst: np.ndarray, ordering: str) -> np.ndarray:

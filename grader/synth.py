@@ -8,8 +8,6 @@ seeded with ``numpy.random.default_rng(seed)``: the same arguments give the same
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +16,7 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 
 from reference.textio import write_rows
 from sssp_gpu.graph import Graph
+from sssp_gpu.files import atomic_writer
 
 # Bump when a generator's output changes, so cached stand-ins are regenerated.
 GENERATOR_VERSION = 1
@@ -316,16 +315,6 @@ def write_edge_list(path, graph: Graph, header: str | None = None) -> None:
     lines.append(f"# Nodes: {graph.n} Edges: {graph.m}")
     lines.append("# FromNodeId\tToNodeId" + ("\tWeight" if weighted else ""))
     columns = [graph.src, graph.dst] + ([graph.w] if weighted else [])
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(("\n".join(lines) + "\n").encode())
-            write_rows(stream, columns, b"\t")
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_writer(path, "wb") as stream:
+        stream.write(("\n".join(lines) + "\n").encode())
+        write_rows(stream, columns, b"\t")

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 from sssp_gpu.errors import InputError
+from sssp_gpu.files import atomic_writer
 
 from .solver import UNREACHABLE, compute
 from .textio import write_rows
@@ -17,20 +15,9 @@ from .textio import write_rows
 
 def write_output(path, dist: np.ndarray) -> None:
     """``<vertex>:<distance>`` per vertex, ``INF`` for unreachable; whole file or none."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            ids = np.arange(dist.shape[0], dtype=np.int64)
-            write_rows(stream, [ids, dist], b":", words={1: (dist == UNREACHABLE, b"INF")})
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_writer(path, "wb") as stream:
+        ids = np.arange(dist.shape[0], dtype=np.int64)
+        write_rows(stream, [ids, dist], b":", words={1: (dist == UNREACHABLE, b"INF")})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,8 +7,6 @@ solve it once, and a renamed or copied file still hits the cache.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +16,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import NegativeCycleError, bellman_ford, dijkstra
 
 from sssp_gpu.errors import InputError
+from sssp_gpu.files import atomic_writer, cache_dir
 from sssp_gpu.graph import Graph
 from sssp_gpu.loader import load_graph
 
@@ -28,11 +27,7 @@ SOURCE = 0
 
 
 def reference_dir() -> Path:
-    explicit = os.environ.get("SSSP_REFERENCE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "sssp-gpu" / "reference"
+    return cache_dir("SSSP_REFERENCE_DIR", "reference")
 
 
 @dataclass(frozen=True)
@@ -125,16 +120,7 @@ def _write(entry: Path, dist: np.ndarray) -> None:
     """Atomic and best effort: a read-only cache folder only costs speed."""
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".npy")
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                np.save(stream, dist)
-            os.replace(temporary, entry)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except FileNotFoundError:
-                pass
-            raise
+        with atomic_writer(entry, "wb") as stream:
+            np.save(stream, dist)
     except OSError:
         pass

@@ -6,7 +6,7 @@ every renderer shows a failure as its status word, never as a time.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd

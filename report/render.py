@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from .cells import MISSING, Cell, TextCell
+from .cells import MISSING, TextCell
 from .observations import Observation, observe
 from .plots import Plot, all_plots
 from .tables import Table, failures_table, graph_tables, graphs, overview_table, select, slug, status_table

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .files import cache_dir
 from .graph import Graph
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -253,11 +254,7 @@ def _line_of(path: Path, row: int, lines, comment) -> int:
 # ---------------------------------------------------------------- cache
 
 def cache_root() -> Path:
-    explicit = os.environ.get("SSSP_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "sssp-gpu" / "graphs"
+    return cache_dir("SSSP_CACHE_DIR", "graphs")
 
 
 def _cache_entry(path: Path, stat) -> Path | None:

@@ -1,13 +1,11 @@
 """The spec's outputs: the distance file (written atomically) and the timing lines."""
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 from .device import Device
+from .files import atomic_writer
 from .methods.common import INF, Result
 
 
@@ -21,19 +19,8 @@ def distance_lines(dist: np.ndarray) -> str:
 
 def write_atomically(path, text: str) -> None:
     """Whole file or no file: write a temporary file beside ``path``, then rename it."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_writer(path) as stream:
+        stream.write(text)
 
 
 def milliseconds(value: float) -> str:

@@ -7,7 +7,6 @@ import http.server
 import io
 import socket
 import threading
-from pathlib import Path
 
 import pytest
 

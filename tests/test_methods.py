@@ -15,7 +15,7 @@ from sssp_gpu.device import CPU, select_device
 from sssp_gpu.engine import solve
 from sssp_gpu.graph import Graph
 from sssp_gpu.loader import load_graph
-from sssp_gpu.methods import bmf, tpe
+from sssp_gpu.methods import tpe
 from sssp_gpu.methods.common import INF, SPEC_CONFIGS, Run
 
 METHOD_RUNS = [

@@ -21,7 +21,7 @@ from report.load import load_results, read_jsonl  # noqa: E402
 from report.observations import observe  # noqa: E402
 from report.plots import all_plots  # noqa: E402
 from report.render import latex_escape, render_all  # noqa: E402
-from report.tables import bmf_table, graph_tables, opt_table, segscan_table, summary_table, tpe_table  # noqa: E402
+from report.tables import bmf_table, opt_table, segscan_table, summary_table, tpe_table  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "results-fixture.jsonl"
 ROAD, P2P = "roadNet-CA~synth", "p2p-Gnutella04"

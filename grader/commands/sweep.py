@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import inspect
 import math
-import os
 import signal
 import statistics
 import sys
