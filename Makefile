@@ -2,7 +2,7 @@
 # make test   : the test suite (CPU; GPU tests skip without a GPU)
 # make test-gpu: the GPU suite; a missing GPU is a failure
 # make bench  : benchmarks (load times on any machine; kernels on a GPU)
-# make clean  : remove everything generated
+# make clean  : remove everything generated (sweep results in results/ are data: kept)
 PYTHON ?= python3
 PYTEST ?= $(PYTHON) -m pytest
 SOURCES := sssp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
@@ -35,5 +35,5 @@ bench: sssp
 	$(PYTHON) benchmarks/run.py
 
 clean:
-	rm -rf sssp sssp.tmp build results report/out .pytest_cache *.egg-info
+	rm -rf sssp sssp.tmp build report/out .pytest_cache *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
