@@ -133,6 +133,7 @@ __device__ __forceinline__ void lane_push(const Ctx<D>& c, int v, D nd, D T, int
 }
 
 #define CHAIN_MAX_DEGREE 16
+#define FUSE_CAP 1024  // a block's shared queue for bucket fusion (two of them: 8 KB)
 #ifndef BARRIER_ACQREL
 #define BARRIER_ACQREL 1  // grid barrier with release/acquire PTX instead of fences (-0.4 us/round)
 #endif
@@ -172,12 +173,21 @@ __device__ void chain_walk(const Ctx<D>& c, int v, D dv, D T, int next_round, in
     lane_push(c, v, dv, T, next_round, fcur);
 }
 
+// A block's own queue in shared memory (bucket fusion): improvements below T found by this
+// block are expanded by it again before the grid barrier, instead of a round later.
+struct Local {
+    int* q = nullptr;      // where this block appends (nullptr: no fusion)
+    int* count = nullptr;  // its counter (may pass cap: the overflow goes to the global queue)
+    int cap = 0;
+};
+
 // Relax one edge per lane (all lanes call; `active` says whose edge is real), then push the
 // improved heads: below the threshold to the next near queue, otherwise to the far pile.
 template <typename D>
 __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long long edge, D du, D T,
-                                           int next_round, int fcur, int lane, long long& edges) {
-    bool to_near = false, to_far = false, beyond = false;
+                                           int next_round, int fcur, int lane, long long& edges,
+                                           const Local& local = Local()) {
+    bool to_near = false, to_far = false, beyond = false, to_local = false;
     int v = 0;
     D nd = Limits<D>::inf;
     if (active) {
@@ -191,12 +201,28 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
                 if (nd < T && c.chain > 0 &&
                     __ldg(&c.row_ptr[v + 1]) - __ldg(&c.row_ptr[v]) <= CHAIN_MAX_DEGREE) {
                     chain_walk(c, v, nd, T, next_round, fcur, edges);
+                } else if (nd < T && local.q) {
+                    to_local = true;
                 } else if (nd < T) {
                     to_near = atomicMax(&c.stamp[v], next_round) < next_round;
                 } else {
                     beyond = true;
                     to_far = atomicExch(&c.in_far[v], 1) == 0;
                 }
+            }
+        }
+    }
+    if (local.q) {  // uniform across the warp: every lane has the same Local
+        const unsigned mask = __ballot_sync(FULL_MASK, to_local);
+        if (mask) {
+            const int leader = __ffs(mask) - 1;
+            int base = 0;
+            if (lane == leader) base = atomicAdd(local.count, __popc(mask));
+            base = __shfl_sync(FULL_MASK, base, leader);
+            const int at = base + __popc(mask & lanes_below(lane));
+            if (to_local) {
+                if (at < local.cap) local.q[at] = v;
+                else to_near = atomicMax(&c.stamp[v], next_round) < next_round;  // full: next round
             }
         }
     }
@@ -209,12 +235,12 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
 // their concatenated edge lists 32 at a time (each lane finds its edge's owner by a binary
 // search over the scan held in registers). Vertices of degree > hub_degree are cut into
 // OPT_CHUNK-edge chunks that the whole grid shares after the barrier.
-template <typename D>
+template <typename D, bool SHARED_QUEUE = false>
 __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long S, long long& edges,
-                             Team team = Team::grid()) {
+                             Team team = Team::grid(), const int* q = nullptr, const Local& local = Local()) {
     const int lane = threadIdx.x & 31;
     const long long gwarp = team.warp, nwarps = team.warps;
-    const int* q = c.near(r);
+    if (!SHARED_QUEUE) q = c.near(r);
     // A small queue is spread over every warp (fewer vertices per warp, so each warp's
     // walk over its vertices' edges, the round's critical path, is short).
     const long long spread = (S + nwarps - 1) / nwarps;
@@ -224,7 +250,7 @@ __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long S,
         int deg = 0, beg = 0;
         D du = Limits<D>::inf;
         if (lane < per && i < S) {
-            const int u = __ldcg(&q[i]);
+            const int u = SHARED_QUEUE ? q[i] : __ldcg(&q[i]);
             du = __ldcg(&c.dist[u]);
             beg = __ldg(&c.row_ptr[u]);
             deg = __ldg(&c.row_ptr[u + 1]) - beg;
@@ -255,8 +281,38 @@ __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long S,
             const D odu = __shfl_sync(FULL_MASK, du, owner);
             const int obeg = __shfl_sync(FULL_MASK, beg, owner);
             const int oex = __shfl_sync(FULL_MASK, excl, owner);
-            relax_push(c, e < total, (long long)obeg + (e - oex), odu, T, r + 1, fcur, lane, edges);
+            relax_push(c, e < total, (long long)obeg + (e - oex), odu, T, r + 1, fcur, lane, edges, local);
         }
+    }
+}
+
+// Bucket fusion: after its share of round r, a block keeps expanding the vertices it
+// improved below T (its shared queue) for up to `iterations` block-synchronous steps, then
+// queues what is left for round r + 1. Correct for any interleaving: every improved vertex
+// is expanded by this block or queued (in place relaxation, as everywhere in opt).
+template <typename D>
+__device__ void fuse_block(const Ctx<D>& c, int r, int fcur, D T, long long& edges, int* lq0, int* lq1,
+                           int* lcount, int cap, int iterations) {
+    int* queues[2] = {lq0, lq1};
+    int cur = 0;
+    for (int it = 0; it < iterations; ++it) {
+        __syncthreads();  // the previous step's appends to queues[cur] are done
+        const int n = min(lcount[cur], cap);
+        __syncthreads();  // everyone has read n before the counter is reused
+        if (n == 0) return;
+        if (threadIdx.x == 0) {
+            lcount[cur] = 0;
+            lcount[cur ^ 1] = 0;
+        }
+        __syncthreads();
+        Local next;  // the last step queues globally
+        if (it + 1 < iterations) {
+            next.q = queues[cur ^ 1];
+            next.count = &lcount[cur ^ 1];
+            next.cap = cap;
+        }
+        expand_phase<D, true>(c, r, fcur, T, n, edges, Team::block(), queues[cur], next);
+        cur ^= 1;
     }
 }
 
@@ -389,8 +445,19 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
 #define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree, chain}
 
 template <typename D>
-__global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max) {
+__global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max,
+                                                       int fuse_iterations) {
     const Ctx<D> c = CTX_INIT;
+    __shared__ int fuse_queue[2][FUSE_CAP];
+    __shared__ int fuse_count[2];
+    if (threadIdx.x == 0) fuse_count[0] = fuse_count[1] = 0;
+    __syncthreads();
+    Local fuse;
+    if (fuse_iterations > 0) {
+        fuse.q = fuse_queue[0];
+        fuse.count = &fuse_count[0];
+        fuse.cap = FUSE_CAP;
+    }
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     unsigned long long target = 0;
     long long edges = 0, scanned = 0, barriers = 0, splits = 0, split_ns = 0;
@@ -420,7 +487,12 @@ __global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_round
                 c.ctrl[C_NEAR + (r + 2) % 3] = 0;
                 c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
             }
-            expand_phase(c, r, fcur, T, S, edges);  // S: read when the mode was decided
+            // Fusion only for rounds that leave most warps idle (at most one vertex per warp):
+            // a high-diameter graph's thin wavefront, not a power-law graph's wide frontier.
+            const bool fuse_now = fuse_iterations > 0 && S <= ((long long)gridDim.x * blockDim.x) / 32;
+            expand_phase(c, r, fcur, T, S, edges, Team::grid(), nullptr, fuse_now ? fuse : Local());
+            if (fuse_now)
+                fuse_block(c, r, fcur, T, edges, fuse_queue[0], fuse_queue[1], fuse_count, FUSE_CAP, fuse_iterations);
             grid_barrier(c.ctrl, target);
             ++barriers;
             const long long H = ldcg64(&c.ctrl[C_CHUNK + r % 3]);
@@ -538,8 +610,8 @@ __global__ void __launch_bounds__(1024) opt_split_k(CTX_PARAMS) {
 
 // Host-side checks compile both distance types (nvcc -cubin); NVRTC gets them by name.
 #ifdef OPT_INSTANTIATE
-template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long);
-template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long);
+template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long, int);
+template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long, int);
 template __global__ void opt_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
 template __global__ void opt_after_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int);
 template __global__ void opt_split_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);

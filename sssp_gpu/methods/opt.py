@@ -31,6 +31,7 @@ from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 ROUNDS_PER_GRAPH = 8  # outcore: rounds per CUDA-graph launch between host checks
 HUB_DEGREE = 256      # vertices with more out-edges are cut into chunks shared by the grid
 CHUNK = 256           # edges per hub chunk (OPT_CHUNK in opt.cu)
+DEFAULT_FUSE = 0      # see fuse_iterations
 UNBOUNDED = np.int64(2**62)  # delta meaning "no far pile": plain frontier relaxation
 
 # ctrl[] slots (opt.cu)
@@ -77,6 +78,12 @@ def chain_hops(graph: Graph) -> int:
     """
     override = os.environ.get("SSSP_OPT_CHAIN", "").strip()
     return int(override) if override else 0
+
+
+def fuse_iterations() -> int:
+    """Block-local steps after each round (bucket fusion, ``SSSP_OPT_FUSE``; 0: off)."""
+    override = os.environ.get("SSSP_OPT_FUSE", "").strip()
+    return int(override) if override else DEFAULT_FUSE
 
 
 def max_rounds(graph: Graph) -> int:
@@ -234,7 +241,8 @@ def run_gpu(graph: Graph, run: Run) -> Result:
         persistent = kernels.kernel("opt_coop", f"opt_persistent<{ctype}>")
         blocks = _persistent_blocks(persistent, run.bsize)
         with timer.region():
-            persistent((blocks,), (run.bsize,), (*state.args(), guard, np.int64(solo_limit(run.bsize))))
+            persistent((blocks,), (run.bsize,), (*state.args(), guard, np.int64(solo_limit(run.bsize)),
+                                                 np.int32(fuse_iterations())))
         how = "one persistent cooperative kernel"
     else:
         expand = kernels.kernel("opt", f"opt_expand_k<{ctype}>")
@@ -272,6 +280,9 @@ def run_gpu(graph: Graph, run: Run) -> Result:
               f"{how})")
     notes = _notes(delta, int(ctrl[C_SPLITS]), rounds)
     notes.append(f"chain walks: {chain} hops" if chain else "chain walks: off")
+    if run.sync == "incore":
+        fuse = fuse_iterations()
+        notes.append(f"bucket fusion: {fuse} block-local steps per round" if fuse else "bucket fusion: off")
     if run.sync == "incore":
         notes.append(f"solo rounds: {int(ctrl[C_SOLO])} of {rounds} (near queue <= {solo_limit(run.bsize)} "
                      f"vertices: one block, no grid barrier); grid barriers: {int(ctrl[C_BARRIERS])}")
