@@ -68,15 +68,17 @@ def test_hub_vertex_split_into_chunks(device, sync, bsize):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("sync", SYNCS)
 def test_unit_weights_relax_each_reachable_edge_once(device, sync, monkeypatch):
-    """Equal weights without chain walks: rounds are BFS levels and each edge is relaxed
-    once; with them (the default), fewer rounds for a little more work."""
+    """Equal weights without chain walks or fusion: rounds are BFS levels and each edge is
+    relaxed once; with them, fewer rounds for a little more work."""
     graph = grid(60, weights=False)
     monkeypatch.setenv("SSSP_OPT_CHAIN", "0")
+    monkeypatch.setenv("SSSP_OPT_FUSE", "0")
     result = solve(graph, Run("opt", sync, False, 512, 4), device_for(device))
     np.testing.assert_array_equal(result.dist, scipy_distances(graph))
     assert result.rounds == 2 * 59 + 1
     assert result.edges_processed == graph.m
-    monkeypatch.delenv("SSSP_OPT_CHAIN")
+    monkeypatch.setenv("SSSP_OPT_CHAIN", "16")
+    monkeypatch.delenv("SSSP_OPT_FUSE")
     walked = solve(graph, Run("opt", sync, False, 512, 4), device_for(device))
     np.testing.assert_array_equal(walked.dist, scipy_distances(graph))
     assert walked.rounds <= result.rounds and walked.edges_processed <= 3 * graph.m
