@@ -5,6 +5,8 @@ their out-edges in a CSR built once by source; improved heads below the threshol
 join the next round's near queue, the others the *far* pile. When the near queue runs dry
 the far pile is split at ``T' = min(far) + delta``. With ``delta`` infinite (unit or equal
 weights) this is a level-synchronous BFS; with small ``delta`` it approaches Dijkstra.
+In thin rounds each block also expands its own improvements for several block-local steps
+before the grid barrier (bucket fusion, :func:`fuse_iterations`).
 
 The grid is sized to fill the GPU (``-bsize`` is honoured, ``-bcount`` is not: the spec's
 2048 threads leave an H100 ~1% occupied). ``-sync`` picks how rounds are driven, since opt
