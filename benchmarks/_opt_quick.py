@@ -3,7 +3,7 @@ road stand-in under SSSP_OPT_* settings (edit the variant list to compare). GPU 
 
 Not part of `make bench` (benchmarks/run.py); kept so the recorded numbers can be reproduced.
 """
-import os, sys, time
+import os, sys
 sys.path.insert(0, '.'); sys.path.insert(0, 'tests')
 import numpy as np
 from test_opt import grid

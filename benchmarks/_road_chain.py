@@ -5,7 +5,6 @@ Not part of `make bench` (benchmarks/run.py); kept so the recorded numbers can b
 """
 import os, sys
 sys.path.insert(0, '.')
-import numpy as np
 from grader import synth
 from reference import distances_for_graph
 from sssp_gpu.device import select_device
