@@ -15,6 +15,18 @@
 
 // Out-of-core: read distance_prev, write distance_cur (a copy of distance_prev made
 // before the launch), so updates become visible only in the next round.
+// A lane's next N edges (base, base + 32, ...), all loads issued before any is used.
+template <int N>
+__device__ __forceinline__ void load_edges(const int* __restrict__ src, const int* __restrict__ dst,
+                                           const int* __restrict__ weight, long long base, long long end,
+                                           int (&u)[N], int (&v)[N], int (&w)[N]) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const long long i = base + 32 * k;
+        if (i < end) { u[k] = src[i]; v[k] = dst[i]; w[k] = weight[i]; }
+    }
+}
+
 template <typename D>
 __global__ void __launch_bounds__(1024) bmf_outcore(const int* __restrict__ src, const int* __restrict__ dst,
                             const int* __restrict__ weight, int num_edges,
@@ -24,11 +36,7 @@ __global__ void __launch_bounds__(1024) bmf_outcore(const int* __restrict__ src,
     int any = 0;
     for (long long base = r.beg + r.lane; base < r.end; base += 32 * UNROLL_OUTCORE) {
         int u[UNROLL_OUTCORE], v[UNROLL_OUTCORE], w[UNROLL_OUTCORE];
-#pragma unroll
-        for (int k = 0; k < UNROLL_OUTCORE; ++k) {
-            const long long i = base + 32 * k;
-            if (i < r.end) { u[k] = src[i]; v[k] = dst[i]; w[k] = weight[i]; }
-        }
+        load_edges<UNROLL_OUTCORE>(src, dst, weight, base, r.end, u, v, w);
         D du[UNROLL_OUTCORE], dv[UNROLL_OUTCORE];
 #pragma unroll
         for (int k = 0; k < UNROLL_OUTCORE; ++k) {
@@ -57,11 +65,7 @@ __global__ void __launch_bounds__(1024) bmf_incore(const int* __restrict__ src, 
     int any = 0;
     for (long long base = r.beg + r.lane; base < r.end; base += 32 * UNROLL_INCORE) {
         int u[UNROLL_INCORE], v[UNROLL_INCORE], w[UNROLL_INCORE];
-#pragma unroll
-        for (int k = 0; k < UNROLL_INCORE; ++k) {
-            const long long i = base + 32 * k;
-            if (i < r.end) { u[k] = src[i]; v[k] = dst[i]; w[k] = weight[i]; }
-        }
+        load_edges<UNROLL_INCORE>(src, dst, weight, base, r.end, u, v, w);
         D du[UNROLL_INCORE];
 #pragma unroll
         for (int k = 0; k < UNROLL_INCORE; ++k) {
