@@ -20,7 +20,7 @@
 
 #define FULL_MASK 0xffffffffu
 
-// Who shares a phase's work: the whole grid, or (solo rounds) one block.
+// Who shares a phase's work: the whole grid, or (bucket fusion) one block.
 struct Team {
     long long warp, warps;
     __device__ static Team grid() {
@@ -49,7 +49,6 @@ struct Team {
 #define C_TICKET 21
 #define C_SPLIT_NS 22 // nanoseconds spent in far-pile splits (the "filtering" of opt)
 #define C_TSTAMP 23   // graph driver: when the last phase ended (global timer, ns)
-#define C_SOLO 24     // rounds run by block 0 alone
 #define C_SIZE 32
 
 #define MODE_EXPAND 0
@@ -137,12 +136,6 @@ __device__ __forceinline__ void lane_push(const Ctx<D>& c, int v, D nd, D T, int
 #ifndef FUSE_MAX_PER_WARP
 #define FUSE_MAX_PER_WARP 4  // fuse rounds whose near queue has at most this many vertices per warp
 #endif
-#ifndef BARRIER_ACQREL
-#define BARRIER_ACQREL 1  // grid barrier with release/acquire PTX instead of fences (-0.4 us/round)
-#endif
-#ifndef PRECHECK
-#define PRECHECK 0  // read the distance before the atomicMin: one more L2 trip per round (BENCHMARKS.md)
-#endif
 
 // Follow an improvement below T for up to c.chain hops in this lane: expand v now (in place,
 // as every relaxation here is) instead of waiting a round. The first improved neighbour is
@@ -198,7 +191,7 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
         v = cw.x;
         nd = saturating_add(du, cw.y);
         ++edges;
-        if (PRECHECK == 0 || nd < __ldcg(&c.dist[v])) {
+        {  // no read of dist[v] first: it would add an L2 trip to every round (BENCHMARKS.md, v5)
             const D old = atomicMin(&c.dist[v], nd);
             if (nd < old) {
                 if (nd < T && c.chain > 0 &&
@@ -371,32 +364,6 @@ __device__ void split_phase(const Ctx<D>& c, int r, int fcur, D T_old, D T_new, 
     }
 }
 
-// Rounds whose near queue is small run in block 0 alone, separated by __syncthreads instead
-// of grid barriers (a long thin wavefront, as on road graphs, is hundreds of such rounds);
-// the other blocks wait at the next grid barrier. Returns the round to continue with.
-template <typename D>
-__device__ int solo_rounds(const Ctx<D>& c, int r, int fcur, D T, long long solo_max, int max_rounds,
-                           long long& edges) {
-    const Team team = Team::block();
-    for (;;) {
-        if (threadIdx.x == 0) {
-            c.ctrl[C_NEAR + (r + 2) % 3] = 0;
-            c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
-        }
-        expand_phase(c, r, fcur, T, ldcg64(&c.ctrl[C_NEAR + r % 3]), edges, team);
-        __syncthreads();
-        const long long H = ldcg64(&c.ctrl[C_CHUNK + r % 3]);
-        if (H > 0) {
-            hub_phase(c, r, fcur, T, H, edges, team);
-            __syncthreads();
-        }
-        ++r;
-        const long long S = ldcg64(&c.ctrl[C_NEAR + r % 3]);
-        __syncthreads();  // everyone has read S before the next round's thread 0 clears a slot
-        if (S == 0 || S > solo_max || r > max_rounds) return r;
-    }
-}
-
 // What follows round r's expansion (r_next = r + 1) or a split feeding round r_next.
 __device__ __forceinline__ int next_mode(const long long* ctrl, int r_next, int fcur) {
     if (ldcg64(&ctrl[C_NEAR + r_next % 3]) > 0) return MODE_EXPAND;
@@ -422,21 +389,14 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
     __syncthreads();
     if (threadIdx.x == 0) {
         unsigned long long* counter = (unsigned long long*)&ctrl[C_BARRIER];
-#if BARRIER_ACQREL
         // release: this block's writes (ordered before by __syncthreads) become visible
         // with the arrival; acquire: every other block's writes are visible after the wait
+        // (0.4 us per round less than __threadfence + atomicAdd + volatile spin; BENCHMARKS.md)
         asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(counter), "l"(1ull) : "memory");
         unsigned long long seen;
         do {
             asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
         } while (seen < target);
-#else
-        __threadfence();
-        atomicAdd(counter, 1ull);
-        while (*(volatile unsigned long long*)counter < target) {
-        }
-        __threadfence();
-#endif
     }
     __syncthreads();
 }
@@ -448,8 +408,7 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
 #define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree, chain}
 
 template <typename D>
-__global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_rounds, long long solo_max,
-                                                       int fuse_iterations) {
+__global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_rounds, int fuse_iterations) {
     const Ctx<D> c = CTX_INIT;
     __shared__ int fuse_queue[2][FUSE_CAP];
     __shared__ int fuse_count[2];
@@ -468,24 +427,13 @@ __global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_round
     long long S = 1;  // size of round r's near queue (the source)
     D T = threshold_after<D>(0, delta);
     while (mode != MODE_DONE) {
-        if (mode != MODE_EXPAND || S <= solo_max) {
-            // Every thread decided from counters that a split or block 0's solo rounds
-            // will change: wait until all have read them.
+        if (mode == MODE_SPLIT) {
+            // Every thread decided from counters the split will change: wait until all have
+            // read them.
             grid_barrier(c.ctrl, target);
             ++barriers;
         }
-        if (mode == MODE_EXPAND && S <= solo_max) {
-            if (blockIdx.x == 0) {
-                const int r_end = solo_rounds(c, r, fcur, T, solo_max, max_rounds, edges);
-                if (leader) {
-                    c.ctrl[C_R] = r_end;
-                    c.ctrl[C_SOLO] += r_end - r;
-                }
-            }
-            grid_barrier(c.ctrl, target);
-            ++barriers;
-            r = (int)ldcg64(&c.ctrl[C_R]);
-        } else if (mode == MODE_EXPAND) {
+        if (mode == MODE_EXPAND) {
             if (leader) {  // slots nobody reads until after the next barrier
                 c.ctrl[C_NEAR + (r + 2) % 3] = 0;
                 c.ctrl[C_CHUNK + (r + 1) % 3] = 0;
@@ -614,8 +562,8 @@ __global__ void __launch_bounds__(1024) opt_split_k(CTX_PARAMS) {
 
 // Host-side checks compile both distance types (nvcc -cubin); NVRTC gets them by name.
 #ifdef OPT_INSTANTIATE
-template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long, int);
-template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, long long, int);
+template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, int);
+template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, int);
 template __global__ void opt_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
 template __global__ void opt_after_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int);
 template __global__ void opt_split_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);

@@ -39,7 +39,7 @@ UNBOUNDED = np.int64(2**62)  # delta meaning "no far pile": plain frontier relax
 # ctrl[] slots (opt.cu)
 C_NEAR, C_FAR, C_FARMIN, C_CHUNK = 1, 4, 6, 8
 C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS, C_BARRIERS, C_ERROR = 11, 12, 13, 14, 15, 16
-C_MODE, C_R, C_FCUR, C_T, C_SPLIT_NS, C_SOLO, C_SIZE = 17, 18, 19, 20, 22, 24, 32
+C_MODE, C_R, C_FCUR, C_T, C_SPLIT_NS, C_SIZE = 17, 18, 19, 20, 22, 32
 MODE_DONE = 2
 
 
@@ -59,15 +59,6 @@ def choose_delta(graph: Graph) -> int:
         return int(UNBOUNDED)
     out_degree = graph.m / max(1, np.count_nonzero(np.bincount(graph.src, minlength=graph.n)))
     return max(1, int(round(32 * float(graph.w.mean()) / out_degree)))
-
-
-def solo_limit(bsize: int) -> int:
-    """Near queues up to this size are expanded by one block alone (``__syncthreads``
-    between rounds instead of a grid barrier). ``SSSP_OPT_SOLO`` sets it; off by default:
-    once small queues are spread over every warp, the grid with its barrier is faster
-    (700x700 weighted grid: 12.9 ms without solo rounds, 16.7 ms with; BENCHMARKS.md)."""
-    override = os.environ.get("SSSP_OPT_SOLO", "").strip()
-    return int(override) if override else 0
 
 
 def chain_hops(graph: Graph) -> int:
@@ -251,8 +242,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
         persistent = kernels.kernel("opt_coop", f"opt_persistent<{ctype}>")
         blocks = _persistent_blocks(persistent, run.bsize)
         with timer.region():
-            persistent((blocks,), (run.bsize,), (*state.args(), guard, np.int64(solo_limit(run.bsize)),
-                                                 np.int32(fuse_iterations())))
+            persistent((blocks,), (run.bsize,), (*state.args(), guard, np.int32(fuse_iterations())))
         how = "one persistent cooperative kernel"
     else:
         expand = kernels.kernel("opt", f"opt_expand_k<{ctype}>")
@@ -293,8 +283,6 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     if run.sync == "incore":
         fuse = fuse_iterations()
         notes.append(f"bucket fusion: {fuse} block-local steps per round" if fuse else "bucket fusion: off")
-    if run.sync == "incore":
-        notes.append(f"solo rounds: {int(ctrl[C_SOLO])} of {rounds} (near queue <= {solo_limit(run.bsize)} "
-                     f"vertices: one block, no grid barrier); grid barriers: {int(ctrl[C_BARRIERS])}")
+        notes.append(f"grid barriers: {int(ctrl[C_BARRIERS])}")
     return Result(to_result_dist(state.dist.get()), total_ms - filtering_ms, filtering_ms, rounds,
                   int(ctrl[C_EDGES]), int(ctrl[C_SCANNED]), launch, notes)
