@@ -28,7 +28,7 @@ from benchmarks.common import median, print_table, record  # noqa: E402
 from grader import synth  # noqa: E402
 from sssp_gpu.device import select_device  # noqa: E402
 from sssp_gpu.engine import solve  # noqa: E402
-from sssp_gpu.graph import Graph  # noqa: E402
+from sssp_common.graph import Graph  # noqa: E402
 from sssp_gpu.methods.common import INF, SPEC_CONFIGS, Run  # noqa: E402
 
 TARGET_MS = {"grid, weighted": 3, "grid, unit": 1, "rmat, weighted": 5, "rmat, unit": 2,

@@ -13,9 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sssp_common.edgelist import write_edge_list
 from benchmarks.common import median, print_table, record  # noqa: E402
 from grader import synth  # noqa: E402
-from sssp_gpu.loader import load_graph  # noqa: E402
+from sssp_common.loader import load_graph  # noqa: E402
 
 # (label, stand-in name, text-parse bar s, cached-load bar s or None)
 SIZES = [("roadNet-CA size", "roadNet-CA", 2.0, 0.2), ("soc-LiveJournal1 size", "soc-LiveJournal1", 25.0, None)]
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
             path = Path(folder) / f"{name}.txt"
             graph = synth.standin(name, scale="full")
             started = time.perf_counter()
-            synth.write_edge_list(path, graph)
+            write_edge_list(path, graph)
             write_s = time.perf_counter() - started
             del graph
             size_mb = path.stat().st_size / 1e6

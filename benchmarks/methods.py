@@ -20,7 +20,7 @@ from benchmarks.common import median, print_table, record  # noqa: E402
 from grader import synth  # noqa: E402
 from sssp_gpu.device import select_device  # noqa: E402
 from sssp_gpu.engine import solve  # noqa: E402
-from sssp_gpu.graph import Graph  # noqa: E402
+from sssp_common.graph import Graph  # noqa: E402
 from sssp_gpu.methods.common import SPEC_CONFIGS, Run  # noqa: E402
 
 STUDENT_MS_PER_ROUND = 0.55  # (512,4) outcore, 700x700 weighted grid, source-sorted

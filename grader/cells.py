@@ -5,26 +5,16 @@ Pure logic: no files are touched, so the matrix and the run ids can be checked
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.config import SweepConfig
+from sssp_common.files import REPO_ROOT
+from sssp_common.record import run_id
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 PROJECT_SSSP = REPO_ROOT / "sssp"
-
-
-def run_id(program: str, graph: str, ordering: str, method: str, sync: str,
-           bsize: int, bcount: int, rep: int) -> str:
-    """Stable across machines and sweeps (CONTRACTS.md): the same cell always gets the same id,
-    which is what resuming relies on."""
-    key = json.dumps([program, graph, ordering, method, sync, int(bsize), int(bcount), int(rep)],
-                     separators=(",", ":"))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-UNREACHABLE = -1   # as reference.UNREACHABLE
-STATUSES = ("ok", "wrong", "timeout", "crash", "no_output", "malformed")
+from sssp_common.vocabulary import STATUSES, UNREACHABLE  # noqa: F401 (STATUSES: the verdicts classify returns)
+
 SHOW_DIFFERENCES = 5
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"

@@ -10,9 +10,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-ORDERINGS = ("given", "source", "destination")
-SYNCS = ("outcore", "incore")
-SPEC_CONFIGS = ((256, 8), (384, 5), (512, 4), (768, 2), (1024, 2))
+from sssp_common.vocabulary import ORDERINGS, SEGSCAN, SPEC_CONFIGS, SYNCS, program_method
+
 
 # The spec's single-dash form for our ./sssp; the method word is bare.
 PROJECT_TEMPLATE = ("{sssp} -input {input} -bsize {bsize} -bcount {bcount} -output {output} "
@@ -42,7 +41,7 @@ class MethodSpec:
 # out-of-core; tpe on source-sorted lists in both syncs; opt is ours.
 DEFAULT_METHODS: dict[str, MethodSpec] = {
     "bmf": MethodSpec("bmf", "bmf", "no", ORDERINGS, SYNCS),
-    "segscan": MethodSpec("segscan", "bmf", "yes", ("destination",), ("outcore",)),
+    SEGSCAN: MethodSpec(SEGSCAN, program_method(SEGSCAN)[0], "yes", ("destination",), ("outcore",)),
     "tpe": MethodSpec("tpe", "tpe", "no", ("source",), SYNCS),
     "opt": MethodSpec("opt", "opt", "no", ("given", "source"), SYNCS),
 }

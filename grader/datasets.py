@@ -10,10 +10,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from sssp_common.edgelist import write_edge_list
 from grader import synth
-from sssp_gpu.files import cache_dir
+from sssp_common.files import REPO_ROOT, cache_dir
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = REPO_ROOT / "configs" / "graphs.toml"
 KINDS = ("snap", "real-local", "synth", "project")
 REAL_KINDS = ("snap", "real-local")
@@ -81,7 +81,7 @@ def default_data_dirs() -> list[Path]:
 
 
 def default_cache_dir() -> Path:
-    return cache_dir("SSSP_SYNTH_DIR", "synth")
+    return cache_dir("synth")
 
 
 def resolve(name: str, scale: str | float = "ci", data_dirs: list[Path] | None = None,
@@ -158,7 +158,7 @@ def _synth_file(entry: Dataset, scale, seed: int, cache_dir: Path | None) -> Pat
         return path
     folder.mkdir(parents=True, exist_ok=True)
     graph = synth.standin(entry.standin_of, scale=fraction, seed=seed)
-    synth.write_edge_list(path, graph, header=f"{entry.name}: {entry.description}\n"
+    write_edge_list(path, graph, header=f"{entry.name}: {entry.description}\n"
                                               f"generator {entry.generator} v{synth.GENERATOR_VERSION}, "
                                               f"scale {fraction}, seed {seed}")
     return path

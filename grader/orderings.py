@@ -9,17 +9,17 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import synth
-from reference.filehash import file_digest
-from sssp_gpu.files import cache_dir
-from sssp_gpu.loader import load_graph
+from sssp_common.digest import file_digest
+from sssp_common.files import cache_dir
+from sssp_common.edgelist import write_edge_list
+from sssp_common.loader import load_graph
+from sssp_common.vocabulary import ORDERINGS
 
-ORDERINGS = ("given", "source", "destination")
 FORMAT_VERSION = 1
 
 
 def default_cache_dir() -> Path:
-    return cache_dir("SSSP_ORDERINGS_DIR", "orderings")
+    return cache_dir("orderings")
 
 
 def sort_order(src: np.ndarray, dst: np.ndarray, ordering: str) -> np.ndarray:
@@ -45,5 +45,5 @@ def ordered(path: Path, ordering: str, cache_dir: Path | None = None) -> Path:
     graph = load_graph(path)
     sorted_graph = graph.reordered(sort_order(graph.src, graph.dst, ordering))
     folder.mkdir(parents=True, exist_ok=True)
-    synth.write_edge_list(target, sorted_graph, header=f"{path.name} sorted by {ordering} (stable)")
+    write_edge_list(target, sorted_graph, header=f"{path.name} sorted by {ordering} (stable)")
     return target

@@ -14,9 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from reference.textio import write_rows
-from sssp_gpu.graph import Graph
-from sssp_gpu.files import atomic_writer
+from sssp_common.graph import Graph
 
 # Bump when a generator's output changes, so cached stand-ins are regenerated.
 GENERATOR_VERSION = 1
@@ -303,18 +301,3 @@ def _by_source(graph: Graph) -> Graph:
 
 
 # ---------------------------------------------------------------- writing
-
-def write_edge_list(path, graph: Graph, header: str | None = None) -> None:
-    """SNAP-form text (``#`` comments, then ``src<TAB>dst[<TAB>w]``), written atomically.
-
-    Weights are written only when some weight is not 1 (SNAP files carry none).
-    """
-    path = Path(path)
-    weighted = bool(graph.m) and bool(np.any(graph.w != 1))
-    lines = [] if header is None else [ln if ln.startswith("#") else f"# {ln}" for ln in header.splitlines()]
-    lines.append(f"# Nodes: {graph.n} Edges: {graph.m}")
-    lines.append("# FromNodeId\tToNodeId" + ("\tWeight" if weighted else ""))
-    columns = [graph.src, graph.dst] + ([graph.w] if weighted else [])
-    with atomic_writer(path, "wb") as stream:
-        stream.write(("\n".join(lines) + "\n").encode())
-        write_rows(stream, columns, b"\t")

@@ -1,6 +1,4 @@
 """Trusted SSSP answers from scipy's solvers, independent of the methods they judge (they share only the file reader)."""
 from .solver import UNREACHABLE, ReferenceResult, compute, distances, distances_for_graph, reference_dir
-from .filehash import file_digest
 
-__all__ = ["UNREACHABLE", "ReferenceResult", "compute", "distances", "distances_for_graph", "file_digest",
-           "reference_dir"]
+__all__ = ["UNREACHABLE", "ReferenceResult", "compute", "distances", "distances_for_graph", "reference_dir"]

@@ -6,18 +6,15 @@ import sys
 
 import numpy as np
 
-from sssp_gpu.errors import InputError
-from sssp_gpu.files import atomic_writer
+from sssp_common.errors import InputError
+from sssp_common.edgelist import write_distances
 
 from .solver import UNREACHABLE, compute
-from .textio import write_rows
 
 
 def write_output(path, dist: np.ndarray) -> None:
     """``<vertex>:<distance>`` per vertex, ``INF`` for unreachable; whole file or none."""
-    with atomic_writer(path, "wb") as stream:
-        ids = np.arange(dist.shape[0], dtype=np.int64)
-        write_rows(stream, [ids, dist], b":", words={1: (dist == UNREACHABLE, b"INF")})
+    write_distances(path, dist, dist == UNREACHABLE)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,19 +15,18 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import NegativeCycleError, bellman_ford, dijkstra
 
-from sssp_gpu.errors import InputError
-from sssp_gpu.files import atomic_writer, cache_dir
-from sssp_gpu.graph import Graph
-from sssp_gpu.loader import load_graph
+from sssp_common.errors import InputError
+from sssp_common.files import atomic_writer, cache_dir
+from sssp_common.graph import Graph
+from sssp_common.loader import load_graph
+from sssp_common.vocabulary import SOURCE, UNREACHABLE
 
-from .filehash import file_digest
+from sssp_common.digest import file_digest
 
-UNREACHABLE = -1
-SOURCE = 0
 
 
 def reference_dir() -> Path:
-    return cache_dir("SSSP_REFERENCE_DIR", "reference")
+    return cache_dir("reference")
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ import pandas as pd
 
 from .cells import Cell, TextCell, format_number, format_times, summarize
 
-# The spec's five execution configurations, in its order.
-SPEC_CONFIGS = ("256×8", "384×5", "512×4", "768×2", "1024×2")
-ORDERINGS = ("given", "source", "destination")
-SYNCS = ("outcore", "incore")
-SYNC_NAMES = {"outcore": "out-of-core", "incore": "in-core"}
+from sssp_common.vocabulary import ORDERINGS, SYNC_NAMES, SYNCS, config_label
+from sssp_common.vocabulary import SPEC_CONFIGS as _SPEC_PAIRS
+
+# The spec's five execution configurations, in its order, as the report labels them.
+SPEC_CONFIGS = tuple(config_label(b, c) for b, c in _SPEC_PAIRS)
 VARIANTS = ("bmf outcore", "bmf incore", "segscan", "tpe outcore", "tpe incore", "opt outcore", "opt incore")
 BASELINE = "bmf outcore"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from .errors import DeviceError, InputError, UsageError
+from sssp_common.errors import DeviceError, InputError, UsageError
 from .methods.common import METHODS, SYNCS, Run
 
 USAGE = """\
@@ -116,8 +116,8 @@ def _execute(invocation: Invocation) -> int:
     # Imported here so that --help and usage errors stay instant.
     from .device import select_device
     from .engine import solve
-    from .loader import load_graph
-    from .output import distance_lines, report_lines, write_atomically
+    from sssp_common.loader import load_graph
+    from .output import report_lines, write_distance_file
 
     try:
         graph = load_graph(invocation.input)
@@ -137,7 +137,7 @@ def _execute(invocation: Invocation) -> int:
             if note.startswith("warning:"):
                 print(f"sssp: {note}", file=sys.stderr)
         try:
-            write_atomically(invocation.output, distance_lines(result.dist))
+            write_distance_file(invocation.output, result.dist)
         except OSError as err:
             raise InputError(invocation.output, f"cannot write: {err.strerror or err}") from None
         print("\n".join(report_lines(result, device, graph.m)), flush=True)

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .errors import DeviceError
+from sssp_common.errors import DeviceError
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 
 from .device import Device
-from .graph import Graph
+from sssp_common.graph import Graph
 from .methods.common import METHODS, Result, Run
 
 

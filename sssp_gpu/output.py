@@ -5,22 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .device import Device
-from .files import atomic_writer
+from sssp_common.edgelist import write_distances
 from .methods.common import INF, Result
 
 
-def distance_lines(dist: np.ndarray) -> str:
-    """``<vertex id>:<distance>`` for every vertex in order, unreachable as ``INF``."""
-    text = dist.astype(str)
-    text[dist == INF] = "INF"
-    ids = np.arange(dist.shape[0]).astype(str)
-    return "".join(f"{i}:{d}\n" for i, d in zip(ids.tolist(), text.tolist()))
-
-
-def write_atomically(path, text: str) -> None:
-    """Whole file or no file: write a temporary file beside ``path``, then rename it."""
-    with atomic_writer(path) as stream:
-        stream.write(text)
+def write_distance_file(path, dist: np.ndarray) -> None:
+    """``<vertex id>:<distance>`` for every vertex in order, unreachable as ``INF``; whole or absent."""
+    write_distances(path, dist, dist == INF)
 
 
 def milliseconds(value: float) -> str:

@@ -18,7 +18,7 @@ SHARED_DATA = next((p for p in (ROOT.parent / "shared" / "data", ROOT / ".device
 sys.path.insert(0, str(ROOT))
 
 from sssp_gpu.device import gpu_available  # noqa: E402
-from sssp_gpu.graph import Graph  # noqa: E402
+from sssp_common.graph import Graph  # noqa: E402
 from sssp_gpu.methods.common import INF  # noqa: E402
 
 FIGURE1_EDGES = "0 1 4\n0 2 2\n1 2 5\n1 3 10\n2 4 3\n3 5 11\n4 3 4\n"
@@ -67,8 +67,8 @@ def figure1_file(tmp_path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path, monkeypatch):
-    """Each test gets its own graph cache, so no test sees another's entries."""
-    monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "graph-cache"))
+    """Each test gets its own caches (graphs, references, digests, orderings), so no test sees another's entries."""
+    monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def pytest_collection_modifyitems(config, items):

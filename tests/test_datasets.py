@@ -7,17 +7,15 @@ import shutil
 import numpy as np
 import pytest
 
+from sssp_common.edgelist import write_edge_list
 from grader import datasets, orderings, synth
-from sssp_gpu.graph import Graph
-from sssp_gpu.loader import load_graph
+from sssp_common.graph import Graph
+from sssp_common.loader import load_graph
 from tests.conftest import FIGURE1_EDGES, SHARED_DATA
 
 
 @pytest.fixture(autouse=True)
 def _private_caches(tmp_path, monkeypatch):
-    monkeypatch.setenv("SSSP_REFERENCE_DIR", str(tmp_path / "reference-cache"))
-    monkeypatch.setenv("SSSP_SYNTH_DIR", str(tmp_path / "synth-cache"))
-    monkeypatch.setenv("SSSP_ORDERINGS_DIR", str(tmp_path / "orderings-cache"))
     monkeypatch.delenv("SSSP_DATA_DIR", raising=False)
 
 
@@ -105,7 +103,7 @@ def test_synth_resolves_and_caches(tmp_path):
 
 def test_synth_default_cache_follows_environment(tmp_path):
     path = datasets.resolve("amazon0312~synth", scale="ci")
-    assert path.parent == tmp_path / "synth-cache"
+    assert path.parent == tmp_path / "cache" / "synth"
 
 
 # ---------------------------------------------------------------- orderings
@@ -118,7 +116,7 @@ def _graph_file(tmp_path, weighted: bool):
     w = rng.integers(0, 9, 400) if weighted else None
     graph = Graph.from_arrays(src, dst, w, n=30)
     path = tmp_path / ("w.txt" if weighted else "u.txt")
-    synth.write_edge_list(path, graph)
+    write_edge_list(path, graph)
     return path, graph
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from grader.commands import fetch
 from grader.commands import synth as synth_command
-from sssp_gpu.loader import load_graph
+from sssp_common.loader import load_graph
 
 EDGES = "".join(f"{i}\t{(i * 7 + 1) % 500}\n" for i in range(5000))
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from conftest import REAL_GRAPHS, SHARED_DATA
-from sssp_gpu.errors import InputError
-from sssp_gpu.loader import cache_root, load_graph
+from sssp_common.errors import InputError
+from sssp_common.loader import cache_root, load_graph
 
 
 def write(tmp_path, text, name="g.txt"):

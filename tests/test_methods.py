@@ -13,8 +13,8 @@ import pytest
 from conftest import FIGURE1_DIST, REAL_GRAPHS, SHARED_DATA, random_graph, scipy_distances
 from sssp_gpu.device import CPU, select_device
 from sssp_gpu.engine import solve
-from sssp_gpu.graph import Graph
-from sssp_gpu.loader import load_graph
+from sssp_common.graph import Graph
+from sssp_common.loader import load_graph
 from sssp_gpu.methods import tpe
 from sssp_gpu.methods.common import INF, SPEC_CONFIGS, Run
 

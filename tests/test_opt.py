@@ -7,7 +7,7 @@ import pytest
 from conftest import random_graph, scipy_distances
 from sssp_gpu.device import CPU, select_device
 from sssp_gpu.engine import solve
-from sssp_gpu.graph import Graph
+from sssp_common.graph import Graph
 from sssp_gpu.methods import opt
 from sssp_gpu.methods.common import Run
 

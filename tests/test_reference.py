@@ -8,14 +8,10 @@ import numpy as np
 import pytest
 
 import reference
+from sssp_common.digest import file_digest
 from reference import solver
-from sssp_gpu.graph import Graph
+from sssp_common.graph import Graph
 from tests.conftest import FIGURE1_DIST, ROOT, random_graph, scipy_distances
-
-
-@pytest.fixture(autouse=True)
-def _private_reference(tmp_path, monkeypatch):
-    monkeypatch.setenv("SSSP_REFERENCE_DIR", str(tmp_path / "reference-cache"))
 
 
 def test_figure1(figure1_file):
@@ -62,19 +58,19 @@ def test_cache_hit_by_content(figure1_file, tmp_path, monkeypatch):
     copy = tmp_path / "renamed.txt"
     copy.write_bytes(figure1_file.read_bytes())
     assert reference.compute(copy).cached  # same bytes, other name: same answer
-    assert (tmp_path / "reference-cache" / f"{first.digest}.npy").is_file()
+    assert (tmp_path / "cache" / "reference" / f"{first.digest}.npy").is_file()
 
 
 def test_digest_memo_avoids_rehash(figure1_file, monkeypatch):
-    from reference import filehash
-    digest = reference.file_digest(figure1_file)
+    from sssp_common import digest as filehash
+    digest = file_digest(figure1_file)
     monkeypatch.setattr(filehash, "_hash_bytes", lambda path: pytest.fail("rehashed"))
-    assert reference.file_digest(figure1_file) == digest
+    assert file_digest(figure1_file) == digest
 
 
 def _cli(*args, env_dir):
     import os
-    env = dict(os.environ, SSSP_REFERENCE_DIR=str(env_dir))
+    env = dict(os.environ, SSSP_CACHE_DIR=str(env_dir))
     return subprocess.run([sys.executable, "-m", "reference", *map(str, args)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
 

@@ -17,7 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 from grader.commands import report as report_command  # noqa: E402
 from report.cells import summarize  # noqa: E402
-from report.load import load_results, read_jsonl  # noqa: E402
+from report.load import load_results  # noqa: E402
+from sssp_common.record import read_rows  # noqa: E402
 from report.observations import observe  # noqa: E402
 from report.plots import all_plots  # noqa: E402
 from report.render import latex_escape, render_all  # noqa: E402
@@ -53,7 +54,7 @@ def test_bad_middle_line_is_skipped_with_a_warning(tmp_path, capsys):
     lines = FIXTURE.read_text().splitlines()
     broken = tmp_path / "broken.jsonl"
     broken.write_text("\n".join(lines[:5] + ["not json"] + lines[5:]) + "\n")
-    assert len(read_jsonl(broken)) == len(lines)
+    assert len(read_rows(broken)) == len(lines)
     assert "broken.jsonl:6" in capsys.readouterr().err
 
 
@@ -351,9 +352,8 @@ def test_no_results_returns_1_with_one_clear_line(tmp_path, capsys, monkeypatch)
     assert len(err) == 1 and "no sweep results in" in err[0] and "python -m grader sweep" in err[0]
     assert not (tmp_path / "out").exists()
     monkeypatch.setattr(report_command, "default_results", lambda: [])
-    monkeypatch.setattr(report_command, "repo_root", lambda start=None: tmp_path)
     assert report_command.run(None, tmp_path / "out") == 1
-    assert f"no sweep results in {tmp_path / 'results' / '*.jsonl'}" in capsys.readouterr().err
+    assert "no sweep results in" in capsys.readouterr().err
 
 
 def test_run_prints_paths_written(tmp_path, capsys):
@@ -362,17 +362,7 @@ def test_run_prints_paths_written(tmp_path, capsys):
     assert report_command.run([FIXTURE], tmp_path, formats=("pdf",)) == 2
 
 
-def grader_cli_imports() -> bool:
-    if not (ROOT / "grader" / "__main__.py").is_file():
-        return False
-    probe = subprocess.run([sys.executable, "-m", "grader", "--help"], cwd=ROOT, capture_output=True, text=True,
-                           timeout=60)
-    return probe.returncode == 0 and "report" in probe.stdout + probe.stderr
-
-
 def test_cli_renders_the_fixture(tmp_path):
-    if not grader_cli_imports():
-        pytest.skip("grader/__main__.py does not exist or does not import yet")
     result = subprocess.run([sys.executable, "-m", "grader", "report", "--results", str(FIXTURE), "--out",
                              str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

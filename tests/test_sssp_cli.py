@@ -75,7 +75,7 @@ def test_vertex_zero_absent_warns_and_still_writes(tmp_path):
 @pytest.mark.parametrize("args,message", [
     ([], "usage"),
     (["-input", "g"], "missing"),
-    (["-input", "g", "-bsize", 512, "-bcount", 4, "-output", "o", "dijkstra", "-sync", "incore"], "unknown method"),
+    (["-input", "g", "-bsize", 512, "-bcount", 4, "-output", "o", "nosuch", "-sync", "incore"], "unknown method"),
     (["-input", "g", "-bsize", 500, "-bcount", 4, "-output", "o", "bmf", "-sync", "incore"], "multiple of 32"),
     (["-input", "g", "-bsize", 2048, "-bcount", 4, "-output", "o", "bmf", "-sync", "incore"], "multiple of 32"),
     (["-input", "g", "-bsize", 512, "-bcount", 0, "-output", "o", "bmf", "-sync", "incore"], "-bcount"),

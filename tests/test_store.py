@@ -8,7 +8,8 @@ import pytest
 
 from grader.cells import expand, render_command, run_id
 from grader.config import ConfigError, load_config
-from grader.store import ResultsFile, done_ids, latest_by_run_id, project_commit, read_rows, utc_now
+from grader.store import done_ids
+from sssp_common.record import ResultsFile, latest_by_run_id, project_commit, read_rows, utc_now
 
 
 def row(run_id, status="ok", **more):

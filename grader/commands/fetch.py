@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.datasets import REPO_ROOT, Dataset, DatasetError, load_catalogue
+from grader.datasets import Dataset, DatasetError, load_catalogue
+from sssp_common.files import REPO_ROOT
 
 CHUNK = 1 << 20
 TIMEOUT_S = 30
@@ -33,6 +34,19 @@ class FetchError(Exception):
 def default_data_dir() -> Path:
     explicit = os.environ.get("SSSP_DATA_DIR")
     return Path(explicit) if explicit else REPO_ROOT / "data"
+
+
+HELP = "download, verify and unpack catalogue graphs"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="catalogue names, e.g. roadNet-CA")
+    parser.add_argument("--data-dir", type=Path, metavar="DIR", help="where to put them")
+    parser.add_argument("--force", action="store_true", help="download again even when present")
+
+
+def run_from_args(args) -> int:
+    return run(names=args.names, data_dir=args.data_dir, force=args.force)
 
 
 def run(names: list[str], data_dir: Path | None = None, force: bool = False, catalogue: Path | None = None,
@@ -168,8 +182,8 @@ def verify_counts(entry: Dataset, path: Path) -> None:
     """Edges and nodes must match; max id + 1 too, unless the node count already vouches for the file."""
     if not (entry.edges or entry.nodes or entry.vertices):
         return
-    from sssp_gpu.errors import InputError
-    from sssp_gpu.loader import load_graph
+    from sssp_common.errors import InputError
+    from sssp_common.loader import load_graph
     try:
         graph = load_graph(path)
     except InputError as err:

@@ -22,9 +22,48 @@ from grader.check import classify
 from grader.config import ConfigError, SweepConfig, load_config, template_fields
 from grader.progress import Progress, format_duration
 from grader.runner import run_program
-from grader.store import REPO_ROOT, ResultsFile, done_ids, latest_by_run_id, machine, project_commit, read_rows, utc_now
+from grader.store import done_ids
+from sssp_common.files import REPO_ROOT
+from sssp_common.record import ResultsFile, latest_by_run_id, machine, project_commit, read_rows, utc_now
 
+HELP = "run a sweep matrix, checking every output (resumes where it stopped)"
 DEFAULT_CONFIG = Path("configs/sweep.toml")
+TEMPLATE_HELP = ("command template, overriding the config's: placeholders {sssp} {python} {input} {output} "
+                 "{bsize} {bcount} {method} {sync} {usesmem} {ordering} {graph} {rep} {config_dir}, "
+                 "e.g. \"{sssp} -input {input} -bsize {bsize} -bcount {bcount} -output {output} "
+                 "{method} -sync {sync} -usesmem {usesmem}\"")
+
+
+def csv_list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def add_matrix_arguments(parser) -> None:
+    """The matrix options sweep and grade share."""
+    parser.add_argument("--config", type=Path, metavar="PATH", help="sweep matrix (default configs/sweep.toml)")
+    parser.add_argument("--scale", metavar="ci|full|X", help="stand-in size: ci, full or a fraction (overrides the config)")
+    parser.add_argument("--graphs", type=csv_list, metavar="A,B", help="only these graphs (catalogue names or files)")
+    parser.add_argument("--methods", type=csv_list, metavar="A,B", help="only these methods (bmf, segscan, tpe, opt, ...)")
+    parser.add_argument("--reps", type=int, metavar="N", help="repetitions per cell")
+    parser.add_argument("--timeout", type=float, metavar="S", help="seconds before a run is killed")
+    parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="where orderings and stand-ins are cached")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def add_arguments(parser) -> None:
+    add_matrix_arguments(parser)
+    parser.add_argument("--program", metavar="TEMPLATE", help=TEMPLATE_HELP)
+    parser.add_argument("--results", type=Path, metavar="PATH", help="results file (default results/<config name>.jsonl)")
+    parser.add_argument("--force", action="store_true", help="run every cell again, even those already recorded")
+    parser.add_argument("--rerun-failed", action="store_true", help="run again the cells whose latest result is not ok")
+    parser.add_argument("--dry-run", action="store_true", help="list the cells (done or to do) and stop")
+
+
+def run_from_args(args) -> int:
+    return run(config=args.config, scale=args.scale, program=args.program, results=args.results,
+               force=args.force, rerun_failed=args.rerun_failed, graphs=args.graphs, methods=args.methods,
+               reps=args.reps, timeout=args.timeout, dry_run=args.dry_run, quiet=args.quiet,
+               cache_dir=args.cache_dir)
 INTERRUPTED = 130
 
 

@@ -5,8 +5,29 @@ import sys
 import time
 from pathlib import Path
 
+from sssp_common.edgelist import write_edge_list
 from grader import synth
 from grader.datasets import DatasetError, load_catalogue, scale_fraction, scale_tag
+
+
+HELP = "write deterministic stand-ins for the big graphs"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="stand-in names (e.g. roadNet-CA~synth) or 'all'")
+    parser.add_argument("--out", type=Path, default=Path("data/synth"), metavar="DIR", help="output folder (default data/synth)")
+    parser.add_argument("--scale", default="full", metavar="ci|full|X", help="size: ci, full or a fraction (default full)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def run_from_args(args) -> int:
+    from sssp_common.errors import UsageError
+    from grader.config import ConfigError, parse_scale
+    try:
+        scale = parse_scale(args.scale, "--scale")
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    return run(names=args.names, out_dir=args.out, scale=scale, seed=args.seed)
 
 
 def run(names: list[str], out_dir: Path = Path("data/synth"), scale: str | float = "full", seed: int = 0,
@@ -43,7 +64,7 @@ def run(names: list[str], out_dir: Path = Path("data/synth"), scale: str | float
         graph = synth.standin(entry.standin_of, scale=fraction, seed=seed)
         generated = time.perf_counter() - started
         try:
-            synth.write_edge_list(path, graph, header=f"{entry.name}: {entry.description}\n"
+            write_edge_list(path, graph, header=f"{entry.name}: {entry.description}\n"
                                                       f"generator {entry.generator} v{synth.GENERATOR_VERSION}, "
                                                       f"scale {fraction}, seed {seed}")
         except OSError as err:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import Graph
+from sssp_common.graph import Graph
 from ..timing import CpuTimer, GpuTimer
 from . import relax_cpu
 from .common import Result, Run, distance_dtype, dtype_inf, max_rounds, to_result_dist

@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from ..graph import Graph
+from sssp_common.graph import Graph
 from ..timing import CpuTimer, GpuTimer
 from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 

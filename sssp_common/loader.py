@@ -2,7 +2,7 @@
 
 Parsing is the slowest thing the grader does per run, so there are three layers:
 
-1. a binary cache keyed by the file's identity (path, size, mtime, inode), so the
+1. a binary cache keyed by the file's identity (:func:`.digest.file_identity`), so the
    grader's dozens of runs over one file parse it once;
 2. a fast path through numpy's C ``loadtxt`` (files whose lines all have the same
    number of columns: every SNAP and DIMACS file);
@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .digest import file_identity
 from .files import cache_dir
 from .graph import Graph
 
@@ -254,13 +255,11 @@ def _line_of(path: Path, row: int, lines, comment) -> int:
 # ---------------------------------------------------------------- cache
 
 def cache_root() -> Path:
-    return cache_dir("SSSP_CACHE_DIR", "graphs")
+    return cache_dir("graphs")
 
 
 def _cache_entry(path: Path, stat) -> Path | None:
-    if os.environ.get("SSSP_NO_CACHE"):
-        return None
-    identity = json.dumps([CACHE_FORMAT, str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino])
+    identity = json.dumps([CACHE_FORMAT, *file_identity(path)])
     return cache_root() / hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 
