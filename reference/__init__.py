@@ -1,4 +1,9 @@
-"""Trusted SSSP answers from scipy's solvers, independent of the methods they judge (they share only the file reader)."""
-from .solver import UNREACHABLE, ReferenceResult, compute, distances, distances_for_graph, reference_dir
+"""Trusted SSSP answers from scipy's solvers, independent of the methods they judge (they share only the file reader).
 
-__all__ = ["UNREACHABLE", "ReferenceResult", "compute", "distances", "distances_for_graph", "reference_dir"]
+Exact at any size (integers where a path could reach 2**53); :func:`verify` checks a held answer against its checksum."""
+from .cache import checksum
+from .solver import (UNREACHABLE, ReferenceResult, compute, distances, distances_for_graph, integer_mode,
+                     reference_dir, solve, verify)
+
+__all__ = ["UNREACHABLE", "ReferenceResult", "checksum", "compute", "distances", "distances_for_graph",
+           "integer_mode", "reference_dir", "solve", "verify"]

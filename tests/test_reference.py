@@ -58,7 +58,19 @@ def test_cache_hit_by_content(figure1_file, tmp_path, monkeypatch):
     copy = tmp_path / "renamed.txt"
     copy.write_bytes(figure1_file.read_bytes())
     assert reference.compute(copy).cached  # same bytes, other name: same answer
-    assert (tmp_path / "cache" / "reference" / f"{first.digest}.npy").is_file()
+    entry = tmp_path / "cache" / "reference" / f"{first.digest}.6.{first.checksum}.npy"
+    assert entry.is_file() and first.checksum == again.checksum == reference.checksum(first.dist)
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_not_hidden(tmp_path):
+    import os
+    path = tmp_path / "g.txt"
+    path.write_text("0 1 4\n1 2 5\n")
+    assert reference.distances(path).tolist() == [0, 4, 9]
+    stamp = path.stat()
+    path.write_text("0 1 4\n1 2 6\n")  # same size
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # touch -d: mtime set back
+    assert reference.distances(path).tolist() == [0, 4, 10]
 
 
 def test_digest_memo_avoids_rehash(figure1_file, monkeypatch):
