@@ -8,30 +8,42 @@ Flags take one or two dashes and come in any order.
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 
 from sssp_common.errors import DeviceError, InputError, UsageError
-from .methods.common import METHODS, SYNCS, Run
+from .methods.common import Run
+from .timing import Stages
 
 USAGE = """\
 usage: sssp -input FILE -bsize N -bcount N -output FILE METHOD -sync incore|outcore [-usesmem yes|no]
+            [-delta N] [-fuse N] [-paths FILE]
        sssp --input FILE --bsize N --bcount N --output FILE --method METHOD --sync incore|outcore [--usesmem yes|no]
 
   -input FILE      edge list: lines "src dst [weight]" (weight 1 if absent), '#' comments;
-                   or a DIMACS .gr file; either may be gzipped (.gz). Source vertex: 0.
+                   or a DIMACS .gr file; either may be gzipped (.gz); a pipe or FIFO is read once.
+                   Source vertex: 0.
   -bsize N         threads per block: 32..1024, a multiple of 32
   -bcount N        blocks: 1..1048576 (the spec's configurations: 256x8 384x5 512x4 768x2 1024x2)
-  -output FILE     where to write "<vertex>:<distance>" lines (INF if unreachable)
-  METHOD           bmf (Bellman-Ford), tpe (to-process-edge filtering), opt (our optimisation)
+  -output FILE     where to write "<vertex>:<distance>" lines (INF if unreachable); never the input
+  METHOD           bmf (Bellman-Ford), tpe (to-process-edge filtering), opt (our optimisation);
+                   the seed papers': vbf (vertex-centric Bellman-Ford, a thread per vertex),
+                   vbf-stride (grid-stride loop), vbf-flag (only vertices changed last round),
+                   harish (Harish-Narayanan two kernels, with predecessors), dijkstra (parallel
+                   Dijkstra, one vertex per step; up to 200,000 vertices)
   -sync MODE       outcore (distance_prev/distance_cur, swapped per round) or incore (one array)
   -usesmem yes|no  bmf only: the shared-memory segmented-scan kernel (segscan); out-of-core,
                    for edge lists sorted by destination (other orders work, more slowly)
+  -delta N         opt only: near-far bucket width (default: automatic; 0: unbounded, BFS-like rounds)
+  -fuse N          opt only: block-local steps per thin round, bucket fusion (default 32; 0: off)
+  -paths FILE      also write each vertex's predecessor on a shortest path, "<vertex>:<pred>"
+                   ("-" for the source and unreachable); python -m sssp_gpu.paths prints a path
 
 Without a CUDA GPU (or with SSSP_DEVICE=cpu) the same method runs in numpy on the CPU.
 Exit status: 0 ok, 1 bad input file, 2 bad command line, 3 device failure."""
 
-FLAGS = ("input", "bsize", "bcount", "output", "method", "sync", "usesmem")
-MAX_BCOUNT = 1 << 20
+FLAGS = ("input", "bsize", "bcount", "output", "method", "sync", "usesmem", "delta", "fuse", "paths")
+OPTIONAL = ("usesmem", "delta", "fuse", "paths")
 
 
 @dataclass(frozen=True)
@@ -39,9 +51,11 @@ class Invocation:
     input: str
     output: str
     run: Run
+    paths: str | None = None
 
 
 def parse(argv: list[str]) -> Invocation:
+    """The command line as a checked :class:`Invocation`; anything wrong is a UsageError."""
     values: dict[str, str] = {}
     tokens = list(argv)
     while tokens:
@@ -55,29 +69,16 @@ def parse(argv: list[str]) -> Invocation:
             _set(values, name, tokens.pop(0))
         else:
             _set(values, "method", token)
-    missing = [f"-{name}" for name in FLAGS if name not in values and name != "usesmem"]
+    missing = [f"-{name}" for name in FLAGS if name not in values and name not in OPTIONAL]
     if missing:
         raise UsageError(f"missing {', '.join(missing)}")
-    method = values["method"].lower()
-    if method not in METHODS:
-        raise UsageError(f"unknown method {values['method']!r} (choose from {', '.join(METHODS)})")
-    sync = values["sync"].lower()
-    if sync not in SYNCS:
-        raise UsageError(f"-sync must be incore or outcore, not {values['sync']!r}")
     usesmem = values.get("usesmem", "no").lower()
     if usesmem not in ("yes", "no"):
         raise UsageError(f"-usesmem must be yes or no, not {values['usesmem']!r}")
-    bsize = _integer(values, "bsize")
-    bcount = _integer(values, "bcount")
-    if not (32 <= bsize <= 1024 and bsize % 32 == 0):
-        raise UsageError(f"-bsize must be a multiple of 32 from 32 to 1024, not {bsize}")
-    if not 1 <= bcount <= MAX_BCOUNT:
-        raise UsageError(f"-bcount must be from 1 to {MAX_BCOUNT}, not {bcount}")
-    if usesmem == "yes" and method != "bmf":
-        raise UsageError("-usesmem yes (segscan) applies to bmf only")
-    if usesmem == "yes" and sync != "outcore":
-        raise UsageError("-usesmem yes (segscan) is out-of-core only, as the spec defines it: use -sync outcore")
-    return Invocation(values["input"], values["output"], Run(method, sync, usesmem == "yes", bsize, bcount))
+    run = Run(values["method"].lower(), values["sync"].lower(), usesmem == "yes",
+              _integer(values, "bsize"), _integer(values, "bcount"),
+              delta=_integer(values, "delta"), fuse=_integer(values, "fuse"))
+    return Invocation(values["input"], values["output"], run, values.get("paths"))
 
 
 def _is_number(token: str) -> bool:
@@ -91,14 +92,18 @@ def _set(values: dict, name: str, value: str) -> None:
     values[name] = value
 
 
-def _integer(values: dict, name: str) -> int:
+def _integer(values: dict, name: str) -> int | None:
+    if name not in values:
+        return None
     try:
         return int(values[name])
     except ValueError:
         raise UsageError(f"-{name} must be an integer, not {values[name]!r}") from None
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, started: float | None = None) -> int:
+    """``started``: ``time.perf_counter()`` when the interpreter began running sssp.py (the wall line)."""
+    started = time.perf_counter() if started is None else started
     argv = sys.argv[1:] if argv is None else argv
     if any(token.lstrip("-") in ("h", "help") for token in argv) or not argv:
         stream = sys.stdout if argv else sys.stderr
@@ -109,48 +114,77 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as err:
         print(f"sssp: error: {err}\n\n{USAGE}", file=sys.stderr)
         return 2
-    return _execute(invocation)
-
-
-def _execute(invocation: Invocation) -> int:
-    # Imported here so that --help and usage errors stay instant.
-    from .device import select_device
-    from .engine import solve
-    from sssp_common.loader import load_graph
-    from .output import report_lines, write_distance_file
-
     try:
-        graph = load_graph(invocation.input)
-        if graph.m and not ((graph.src == 0).any() or (graph.dst == 0).any()):
-            print(f"sssp: warning: {invocation.input}: vertex 0 (the source) has no edges; "
-                  "every other vertex is INF", file=sys.stderr)
-        device = select_device()
-        try:
-            result = solve(graph, invocation.run, device)
-        except ValueError as err:
-            raise UsageError(str(err)) from None
-        except Exception as err:  # CuPy/CUDA failures: one line, exit 3
-            if device.is_gpu and type(err).__module__.startswith(("cupy", "cupy_backends")):
-                raise DeviceError(f"{type(err).__name__}: {err}") from None
-            raise
-        for note in result.notes:
-            if note.startswith("warning:"):
-                print(f"sssp: {note}", file=sys.stderr)
-        try:
-            write_distance_file(invocation.output, result.dist)
-        except OSError as err:
-            raise InputError(invocation.output, f"cannot write: {err.strerror or err}") from None
-        print("\n".join(report_lines(result, device, graph.m)), flush=True)
-        return 0
+        return _execute(invocation, Stages(started))
     except InputError as err:
         print(f"sssp: error: {err}", file=sys.stderr)
         return 1
-    except UsageError as err:
-        print(f"sssp: error: {err}", file=sys.stderr)
-        return 2
+    except MemoryError:
+        print(f"sssp: error: {invocation.input}: out of memory", file=sys.stderr)
+        return 1
     except DeviceError as err:
         print(f"sssp: device error: {err}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
         print("sssp: interrupted", file=sys.stderr)
         return 130
+
+
+def _execute(invocation: Invocation, stages: Stages) -> int:
+    # Imported here so that --help and usage errors stay instant; cupy only once a GPU is chosen.
+    from sssp_common.files import same_file
+    from sssp_common.loader import load_graph
+    from .device import select_device
+    from .engine import solve
+    from .memory import ensure_fits
+    from .output import report_lines, write_distance_file
+
+    if same_file(invocation.input, invocation.output):
+        raise InputError(invocation.output, "is the input file: refusing to overwrite it (choose another -output)")
+    stages.lap("start-up")
+    graph = load_graph(invocation.input)
+    if graph.m and not ((graph.src == 0).any() or (graph.dst == 0).any()):
+        print(f"sssp: warning: {invocation.input}: vertex 0 (the source) has no edges; "
+              "every other vertex is INF", file=sys.stderr)
+    stages.lap("load")
+    device = select_device()
+    ensure_fits(invocation.input, graph, invocation.run, device)
+    stages.lap("device")
+    try:
+        result = solve(graph, invocation.run, device)
+    except Exception as err:
+        # CuPy/CUDA failures: one line, exit 3. A method's ValueError says this graph cannot
+        # be solved (e.g. its distances cannot fit): an input error. Anything else is a bug.
+        if device.is_gpu and type(err).__module__.startswith(("cupy", "cupy_backends", "cuda")):
+            raise DeviceError(f"{type(err).__name__}: {err}") from None
+        if isinstance(err, ValueError):
+            raise InputError(invocation.input, str(err)) from None
+        raise
+    stages.lap("setup")
+    stages.move("setup", "kernels", (result.computation_ms + result.filtering_ms) / 1e3)
+    for note in result.notes:
+        if note.startswith("warning:"):
+            print(f"sssp: {note}", file=sys.stderr)
+    try:
+        write_distance_file(invocation.output, result.dist)
+    except OSError as err:
+        raise InputError(invocation.output, f"cannot write: {err.strerror or err}") from None
+    if invocation.paths is not None:
+        _write_paths(invocation, graph, result, device)
+    stages.lap("output")
+    lines = report_lines(result, device, graph.m)
+    lines.append(stages.line())
+    print("\n".join(lines), flush=True)
+    return 0
+
+
+def _write_paths(invocation: Invocation, graph, result, device) -> None:
+    from sssp_common.files import same_file
+    from .paths import predecessors, write_paths_file
+
+    if same_file(invocation.input, invocation.paths):
+        raise InputError(invocation.paths, "is the input file: refusing to overwrite it (choose another -paths)")
+    try:
+        write_paths_file(invocation.paths, predecessors(graph, result, on_gpu=device.is_gpu))
+    except OSError as err:
+        raise InputError(invocation.paths, f"cannot write: {err.strerror or err}") from None

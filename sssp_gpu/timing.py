@@ -44,3 +44,33 @@ class CpuTimer:
 
     def total_ms(self) -> float:
         return self._seconds * 1e3
+
+
+class Stages:
+    """Wall time of one ``./sssp`` run by stage, for the ``wall:`` line (docs/CONTRACTS.md).
+
+    Each :meth:`lap` charges the time since the previous one to a stage; the first lap
+    starts when the interpreter began running sssp.py, so imports count as start-up.
+    """
+
+    NAMES = ("start-up", "load", "device", "setup", "kernels", "output")
+
+    def __init__(self, started: float):
+        self.started = self._last = started
+        self.seconds = dict.fromkeys(self.NAMES, 0.0)
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] += now - self._last
+        self._last = now
+
+    def move(self, source: str, target: str, seconds: float) -> None:
+        """Re-charge up to ``seconds`` of ``source`` to ``target`` (the kernels inside a solve)."""
+        moved = min(max(seconds, 0.0), self.seconds[source])
+        self.seconds[source] -= moved
+        self.seconds[target] += moved
+
+    def line(self) -> str:
+        total = time.perf_counter() - self.started
+        parts = ", ".join(f"{name} {self.seconds[name]:.3f}" for name in self.NAMES)
+        return f"wall: total {total:.3f} s ({parts})"

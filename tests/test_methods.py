@@ -13,6 +13,7 @@ import pytest
 from conftest import FIGURE1_DIST, REAL_GRAPHS, SHARED_DATA, random_graph, scipy_distances
 from sssp_gpu.device import CPU, select_device
 from sssp_gpu.engine import solve
+from sssp_common.errors import UsageError
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
 from sssp_gpu.methods import tpe
@@ -142,9 +143,43 @@ def test_wide_distances_never_wrap(device):
         assert result.dist.tolist() == [0, big, 2 * big, 3 * big, 5, INF]
 
 
-def test_segscan_refuses_incore():
-    with pytest.raises(ValueError, match="out-of-core only"):
-        solve(figure1(), Run("bmf", "incore", True, 256, 8), CPU)
+@pytest.mark.parametrize("fields,message", [
+    (("bmf", "incore", True, 256, 8), "out-of-core only"),
+    (("tpe", "outcore", True, 256, 8), "bmf only"),
+    (("nosuch", "outcore", False, 256, 8), "unknown method"),
+    (("bmf", "halfcore", False, 256, 8), "-sync"),
+    (("bmf", "outcore", False, 48, 8), "multiple of 32"),
+    (("bmf", "outcore", False, 256, 0), "-bcount"),
+])
+def test_run_refuses_what_no_method_can_do(fields, message):
+    """The run request is checked once, when it is made (the CLI maps this to exit 2)."""
+    with pytest.raises(UsageError, match=message):
+        Run(*fields)
+
+
+def one_warp_chain(hops: int) -> Graph:
+    """Chain edge j -> j+1 at position 32 j (lane 0 of step j of the only warp); the other
+    lanes hold edges between two unreachable vertices. In place, step j sees step j-1's
+    update, so one round walks the whole chain; out of place, one hop per round."""
+    far = hops + 1
+    src = np.full(32 * hops, far)
+    dst = np.full(32 * hops, far + 1)
+    src[::32] = np.arange(hops)
+    dst[::32] = np.arange(1, hops + 1)
+    return Graph.from_arrays(src, dst, np.full(32 * hops, 3))
+
+
+def test_one_warp_chain_rounds_show_each_sync():
+    """Exact round counts: in-core run with out-of-core semantics, or with lanes taking
+    consecutive edges instead of striding by 32, would need one round per hop."""
+    hops = 10
+    graph = one_warp_chain(hops)
+    expected = [0] + [3 * k for k in range(1, hops + 1)] + [INF, INF]
+    incore = solve(graph, Run("bmf", "incore", False, 32, 1), CPU)
+    outcore = solve(graph, Run("bmf", "outcore", False, 32, 1), CPU)
+    assert incore.dist.tolist() == expected == outcore.dist.tolist()
+    assert (incore.rounds, outcore.rounds) == (2, hops + 1)
+    assert (incore.edges_processed, outcore.edges_processed) == (2 * graph.m, (hops + 1) * graph.m)
 
 
 def test_segscan_warns_when_not_destination_sorted():

@@ -7,6 +7,7 @@ import pytest
 from conftest import random_graph, scipy_distances
 from sssp_gpu.device import CPU, select_device
 from sssp_gpu.engine import solve
+from sssp_common.errors import UsageError
 from sssp_common.graph import Graph
 from sssp_gpu.methods import opt
 from sssp_gpu.methods.common import Run
@@ -43,17 +44,17 @@ def star_with_tail(hub_degree: int, seed: int = 0) -> Graph:
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("sync", SYNCS)
-@pytest.mark.parametrize("delta", ["auto", "1", "7", "100000", "0"])
-def test_any_bucket_width_gives_the_reference(device, sync, delta, monkeypatch):
+@pytest.mark.parametrize("delta", [None, 1, 7, 100000, 0])
+def test_any_bucket_width_gives_the_reference(device, sync, delta):
     """Small widths force many far-pile splits; 0 means unbounded (no far pile)."""
-    if delta != "auto":
-        monkeypatch.setenv("SSSP_OPT_DELTA", delta)
     for seed, max_weight in ((21, 50), (22, 1000), (23, None)):
         graph = random_graph(seed, n=2000, m=12000, max_weight=max_weight, unreachable=150)
-        result = solve(graph, Run("opt", sync, False, 512, 4), device_for(device))
+        result = solve(graph, Run("opt", sync, False, 512, 4, delta=delta), device_for(device))
         np.testing.assert_array_equal(result.dist, scipy_distances(graph), err_msg=f"seed {seed}")
-    if delta == "1":
-        assert "far-pile splits" in result.notes[0]
+    if delta == 1:
+        assert "far-pile splits" in result.notes[0] and "delta 1," in result.notes[0]
+    if delta == 0:
+        assert "delta unbounded" in result.notes[0]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -67,21 +68,20 @@ def test_hub_vertex_split_into_chunks(device, sync, bsize):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("sync", SYNCS)
-def test_unit_weights_relax_each_reachable_edge_once(device, sync, monkeypatch):
-    """Equal weights without chain walks or fusion: rounds are BFS levels and each edge is
-    relaxed once; with them, fewer rounds for a little more work."""
+def test_unit_weights_relax_each_reachable_edge_once(device, sync):
+    """Equal weights without fusion: rounds are BFS levels and each edge is relaxed once;
+    with fusion (GPU, incore), fewer rounds for a little more work."""
     graph = grid(60, weights=False)
-    monkeypatch.setenv("SSSP_OPT_CHAIN", "0")
-    monkeypatch.setenv("SSSP_OPT_FUSE", "0")
-    result = solve(graph, Run("opt", sync, False, 512, 4), device_for(device))
+    result = solve(graph, Run("opt", sync, False, 512, 4, fuse=0), device_for(device))
     np.testing.assert_array_equal(result.dist, scipy_distances(graph))
     assert result.rounds == 2 * 59 + 1
     assert result.edges_processed == graph.m
-    monkeypatch.setenv("SSSP_OPT_CHAIN", "16")
-    monkeypatch.delenv("SSSP_OPT_FUSE")
-    walked = solve(graph, Run("opt", sync, False, 512, 4), device_for(device))
-    np.testing.assert_array_equal(walked.dist, scipy_distances(graph))
-    assert walked.rounds <= result.rounds and walked.edges_processed <= 3 * graph.m
+    fused = solve(graph, Run("opt", sync, False, 512, 4), device_for(device))
+    np.testing.assert_array_equal(fused.dist, scipy_distances(graph))
+    assert fused.rounds <= result.rounds and fused.edges_processed <= 3 * graph.m
+    if device == "gpu" and sync == "incore":
+        assert fused.rounds < result.rounds
+        assert "bucket fusion: 32 block-local steps per round" in fused.notes
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -96,28 +96,53 @@ def test_weighted_grid_is_work_efficient(device, sync):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("sync", SYNCS)
-@pytest.mark.parametrize("chain,fuse", [("1", "0"), ("4", "0"), ("64", "0"), ("0", "1"), ("0", "4"),
-                                        ("0", "16"), ("4", "8")])
-def test_chain_walks_and_fusion_give_the_reference(device, sync, chain, fuse, monkeypatch):
-    """Lanes following improvements for several hops, and blocks expanding their own
-    improvements before the barrier (bucket fusion), change the order of relaxations,
-    never the answer (grids, random graphs, a hub)."""
-    monkeypatch.setenv("SSSP_OPT_CHAIN", chain)
-    monkeypatch.setenv("SSSP_OPT_FUSE", fuse)
+@pytest.mark.parametrize("fuse", [0, 1, 4, 16, 32])
+def test_fusion_gives_the_reference(device, sync, fuse):
+    """Blocks expanding their own improvements before the barrier (bucket fusion) change
+    the order of relaxations, never the answer (grids, random graphs, a hub)."""
     graphs = [grid(50, weights=True, seed=4), grid(50, weights=False), star_with_tail(3000),
               random_graph(31, n=3000, m=20000, max_weight=100, unreachable=200)]
-    for delta in ("", "3"):
-        monkeypatch.setenv("SSSP_OPT_DELTA", delta)
+    for delta in (None, 3):
         for graph in graphs:
-            result = solve(graph, Run("opt", sync, False, 256, 1), device_for(device))
+            result = solve(graph, Run("opt", sync, False, 256, 1, delta=delta, fuse=fuse), device_for(device))
             np.testing.assert_array_equal(result.dist, scipy_distances(graph))
 
 
 def test_choose_delta():
     unit = Graph.from_arrays([0, 1], [1, 2])
-    assert opt.choose_delta(unit) >= opt.UNBOUNDED
+    auto = Run("opt")
+    assert opt.choose_delta(unit, auto, 2) >= opt.UNBOUNDED
     weighted = Graph.from_arrays([0, 0, 1, 1], [1, 2, 2, 3], [10, 30, 20, 20])  # mean 20, degree 2
-    assert opt.choose_delta(weighted) == 32 * 20 // 2
+    assert opt.choose_delta(weighted, auto, 2) == 32 * 20 // 2
+    assert opt.choose_delta(weighted, Run("opt", delta=5), 2) == 5
+    assert opt.choose_delta(weighted, Run("opt", delta=0), 2) >= opt.UNBOUNDED
+
+
+def test_knobs_belong_to_opt_only():
+    with pytest.raises(UsageError, match="opt only"):
+        Run("bmf", delta=3)
+    with pytest.raises(UsageError, match="opt only"):
+        Run("tpe", fuse=0)
+    with pytest.raises(UsageError, match=">= 0"):
+        Run("opt", delta=-1)
+    with pytest.raises(UsageError, match="-fuse"):
+        Run("opt", fuse=-2)
+    assert (Run("opt").fuse_steps, Run("opt", fuse=0).fuse_steps) == (32, 0)
+
+
+def test_ctrl_layout_is_one_header_for_host_and_kernel():
+    """Every ctrl[] slot the host names comes from opt_ctrl.cuh, and opt.cu defines none itself."""
+    import re
+    from pathlib import Path
+
+    host = Path(opt.__file__).read_text()
+    used = set(re.findall(r"\b((?:C|MODE)_[A-Z_]+)\b", host))
+    assert used <= set(opt.CTRL), used - set(opt.CTRL)
+    kernel = (Path(opt.KERNEL_DIR) / "opt.cu").read_text()
+    assert not re.search(r"#define (C|MODE)_", kernel) and '#include "opt_ctrl.cuh"' in kernel
+    assert set(re.findall(r"\b((?:C|MODE)_[A-Z_]+)\b", kernel)) <= set(opt.CTRL)
+    slots = [value for name, value in opt.CTRL.items() if name.startswith("C_") and name != "C_SIZE"]
+    assert max(slots) < opt.CTRL["C_SIZE"]
 
 
 def test_cpu_fallback_reports_its_work():
@@ -125,3 +150,14 @@ def test_cpu_fallback_reports_its_work():
     result = solve(graph, Run("opt", "outcore", False, 512, 4), CPU)
     assert 0 < result.edges_processed <= 3 * graph.m
     assert result.rounds >= 1 and result.filtering_ms >= 0
+
+
+def test_few_edges_among_huge_ids_use_binary_search():
+    """A handful of edges naming vertex 60000: out-edge ranges come from the sorted tails,
+    not from a row pointer as long as the id range, with the same answer."""
+    graph = Graph.from_arrays([0, 0, 7, 60000, 3], [7, 60000, 3, 5, 0], [2, 9, 1, 4, 1], n=60001)
+    assert opt.CsrBySource(graph).row_ptr is None
+    assert opt.CsrBySource(grid(10, weights=True)).row_ptr is not None
+    result = solve(graph, Run("opt", "incore", False, 512, 4), CPU)
+    np.testing.assert_array_equal(result.dist, scipy_distances(graph))
+    assert result.dist[[0, 7, 3, 60000, 5]].tolist() == [0, 2, 3, 9, 13]

@@ -2,10 +2,12 @@
 
 CuPy keeps compiled modules in its on-disk kernel cache (``~/.cupy/kernel_cache``) keyed
 by source and options, so ``make sssp`` calling :func:`warm_all` leaves the first real
-run nothing to compile.
+run nothing to compile. The cache key is the text CuPy is given, so our own headers are
+pasted into it (:func:`source`): an edited header is then a new key, never a stale binary.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,6 +23,12 @@ MODULES = {
     "opt": [f"{k}<{t}>" for k in ("opt_expand_k", "opt_after_expand_k", "opt_split_k") for t in DIST_TYPES],
     # ... and its persistent kernel, launched cooperatively so all blocks are co-resident
     "opt_coop": [f"opt_persistent<{t}>" for t in DIST_TYPES],
+    # the seed papers' methods (vbf, vbf-stride, vbf-flag, harish, dijkstra) and all pairs
+    "vbf": [f"{k}<{t}>" for k in ("vbf_relax", "vbf_flag_relax", "vbf_flag_forward") for t in DIST_TYPES],
+    "harish": [f"{k}<{t}>" for k in ("harish_relax", "harish_commit") for t in DIST_TYPES],
+    "dijkstra": [f"dijkstra_step<{t}>" for t in DIST_TYPES],
+    "apsp": [f"{k}<{t}>" for k in ("apsp_fw_k", "apsp_fw_diagonal", "apsp_minplus_tiles", "apsp_batch_relax")
+             for t in DIST_TYPES],
 }
 # module name -> (source file, launched with cuLaunchCooperativeKernel)
 SOURCES = {"opt_coop": ("opt.cu", True)}
@@ -36,29 +44,34 @@ def module(name: str):
     import cupy
 
     filename, cooperative = SOURCES.get(name, (f"{name}.cu", False))
-    source = (KERNEL_DIR / filename).read_text()
     return cupy.RawModule(
-        code=source,
-        options=("-std=c++17", f"-I{KERNEL_DIR}", *_extra_defines()),
+        code=source(filename),
+        options=("-std=c++17",),
         name_expressions=MODULES[name],
         enable_cooperative_groups=cooperative,
     )
 
 
-def _extra_defines() -> list[str]:
-    """``SSSP_KERNEL_DEFINES="A=1 B=0"``: compile-time switches benchmarks compare."""
-    import os
+_INCLUDE = re.compile(r'^#include "([\w.]+)"[ \t]*$', re.MULTILINE)
+_PRAGMA_ONCE = re.compile(r"^#pragma once[ \t]*$", re.MULTILINE)
 
-    return [f"-D{item}" for item in os.environ.get("SSSP_KERNEL_DEFINES", "").split()]
+
+def source(filename: str, _seen: set | None = None) -> str:
+    """The file's text with our ``#include "x.cuh"`` lines replaced by the headers (each once)."""
+    seen = set() if _seen is None else _seen
+
+    def paste(match: re.Match) -> str:
+        name = match.group(1)
+        if name in seen:
+            return f"// {name}: already included"
+        seen.add(name)
+        return _PRAGMA_ONCE.sub("", source(name, seen))
+
+    return _INCLUDE.sub(paste, (KERNEL_DIR / filename).read_text())
 
 
 def kernel(module_name: str, name_expression: str):
     return module(module_name).get_function(name_expression)
-
-
-def register(name: str, name_expressions: list[str]) -> None:
-    """Let a method module declare its own ``.cu`` file's exported kernels."""
-    MODULES[name] = list(name_expressions)
 
 
 def warm_all() -> list[str]:

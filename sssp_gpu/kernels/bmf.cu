@@ -1,21 +1,14 @@
 // Bellman-Ford, Listing 2 of the spec: every edge every round, the edge list divided
 // evenly among warps, lanes striding by 32. Edges are structure-of-arrays (coalesced).
-// Each thread loads UNROLL edges before using any (memory-level parallelism: with only
-// 2048 threads on a 132-SM GPU, latency, not bandwidth, bounds a round). Measured on the
-// H100, 700x700 weighted grid, (512,4) (BENCHMARKS.md): out-of-core 260 ms with 8 in flight
-// and __launch_bounds__(1024), 600 ms with 4 and the bounds, 319-345 ms without them;
-// in-core ~233 ms with 8. 16 no longer fits 1024-thread blocks.
+// Each thread loads UNROLL edges before using any: with only the spec's 2048 threads on a
+// large GPU, memory latency, not bandwidth, bounds a round, so the more loads a thread has
+// in flight the shorter the round. __launch_bounds__(1024) lets every accepted block size
+// launch, and with it the compiler schedules the 8 loads ahead as intended (fewer, or no
+// bounds, measured slower; 16 no longer fits 1024-thread blocks: BENCHMARKS.md, bmf).
 #include "common.cuh"
 
-#ifndef UNROLL_OUTCORE
 #define UNROLL_OUTCORE 8
-#endif
-#ifndef BMF_BOUNDS
-#define BMF_BOUNDS __launch_bounds__(1024)
-#endif
-#ifndef UNROLL_INCORE
 #define UNROLL_INCORE 8
-#endif
 
 // A lane's next N edges (base, base + 32, ...), all loads issued before any is used.
 template <int N>
@@ -32,7 +25,7 @@ __device__ __forceinline__ void load_edges(const int* __restrict__ src, const in
 // Out-of-core: read distance_prev, write distance_cur (a copy of distance_prev made
 // before the launch), so updates become visible only in the next round.
 template <typename D>
-__global__ void BMF_BOUNDS bmf_outcore(const int* __restrict__ src, const int* __restrict__ dst,
+__global__ void __launch_bounds__(1024) bmf_outcore(const int* __restrict__ src, const int* __restrict__ dst,
                             const int* __restrict__ weight, int num_edges,
                             const D* __restrict__ distance_prev, D* distance_cur,
                             int* changed) {
@@ -62,7 +55,7 @@ __global__ void BMF_BOUNDS bmf_outcore(const int* __restrict__ src, const int* _
 
 // In-core: one distance array; a thread sees what others wrote earlier in the round.
 template <typename D>
-__global__ void BMF_BOUNDS bmf_incore(const int* __restrict__ src, const int* __restrict__ dst,
+__global__ void __launch_bounds__(1024) bmf_incore(const int* __restrict__ src, const int* __restrict__ dst,
                            const int* __restrict__ weight, int num_edges,
                            D* distance, int* changed) {
     const WarpRange r = warp_range(num_edges);

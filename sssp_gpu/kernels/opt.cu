@@ -17,6 +17,7 @@
 // a near queue (stamp[v] = the round that will expand it) and at most once in the far pile
 // (in_far[v]), so every queue fits in n entries.
 #include "common.cuh"
+#include "opt_ctrl.cuh"
 
 #define FULL_MASK 0xffffffffu
 
@@ -29,31 +30,6 @@ struct Team {
     __device__ static Team block() { return {(long long)(threadIdx.x >> 5), (long long)(blockDim.x >> 5)}; }
 };
 #define OPT_CHUNK 256  // edges of a hub vertex one warp takes at a time
-
-// ctrl[] layout (long long each)
-#define C_BARRIER 0
-#define C_NEAR 1     // 3 slots: size of the near queue filled for round r is slot r % 3
-#define C_FAR 4      // 2 slots: size of far pile 0 / 1
-#define C_FARMIN 6   // 2 slots: lower bound on the distances in far pile 0 / 1
-#define C_CHUNK 8    // 3 slots: hub chunks found while expanding round r: slot r % 3
-#define C_EDGES 11   // edges relaxed
-#define C_SCANNED 12 // far-pile entries examined by splits
-#define C_ROUNDS 13
-#define C_SPLITS 14
-#define C_BARRIERS 15
-#define C_ERROR 16   // 1: round guard hit
-#define C_MODE 17    // graph driver's state
-#define C_R 18
-#define C_FCUR 19
-#define C_T 20
-#define C_TICKET 21
-#define C_SPLIT_NS 22 // nanoseconds spent in far-pile splits (the "filtering" of opt)
-#define C_TSTAMP 23   // graph driver: when the last phase ended (global timer, ns)
-#define C_SIZE 32
-
-#define MODE_EXPAND 0
-#define MODE_SPLIT 1
-#define MODE_DONE 2
 
 template <typename D>
 struct Ctx {
@@ -70,7 +46,6 @@ struct Ctx {
     long long* ctrl;
     long long delta;
     int hub_degree;
-    int chain;           // hops a thread may follow an improvement before queueing it (0: none)
     __device__ int* near(int r) const { return (r & 1) ? near1 : near0; }
     __device__ int* far(int f) const { return f ? far1 : far0; }
 };
@@ -114,60 +89,8 @@ __device__ __forceinline__ void warp_min_into(bool want, long long value, long l
     if (lane == 0) atomicMin(slot, m);
 }
 
-// One lane's push of v (no warp aggregation: used inside divergent chain walks).
-template <typename D>
-__device__ __forceinline__ void lane_push(const Ctx<D>& c, int v, D nd, D T, int next_round, int fcur) {
-    if (nd < T) {
-        if (atomicMax(&c.stamp[v], next_round) < next_round) {
-            const unsigned long long at = atomicAdd((unsigned long long*)&c.ctrl[C_NEAR + next_round % 3], 1ull);
-            c.near(next_round)[at] = v;
-        }
-    } else {
-        atomicMin(&c.ctrl[C_FARMIN + fcur], (long long)nd);
-        if (atomicExch(&c.in_far[v], 1) == 0) {
-            const unsigned long long at = atomicAdd((unsigned long long*)&c.ctrl[C_FAR + fcur], 1ull);
-            c.far(fcur)[at] = v;
-        }
-    }
-}
-
-#define CHAIN_MAX_DEGREE 16
 #define FUSE_CAP 1024  // a block's shared queue for bucket fusion (two of them: 8 KB)
-#ifndef FUSE_MAX_PER_WARP
 #define FUSE_MAX_PER_WARP 4  // fuse rounds whose near queue has at most this many vertices per warp
-#endif
-
-// Follow an improvement below T for up to c.chain hops in this lane: expand v now (in place,
-// as every relaxation here is) instead of waiting a round. The first improved neighbour is
-// followed, the others are queued as usual; a vertex still unexpanded at the end is queued.
-// Correct for any walk: whoever lowers a distance expands or queues that vertex.
-template <typename D>
-__device__ void chain_walk(const Ctx<D>& c, int v, D dv, D T, int next_round, int fcur, long long& edges) {
-    for (int hop = 0; hop < c.chain; ++hop) {
-        const int beg = __ldg(&c.row_ptr[v]), end = __ldg(&c.row_ptr[v + 1]);
-        dv = min(dv, __ldcg(&c.dist[v]));
-        int next = -1;
-        D next_d = Limits<D>::inf;
-        for (int e = beg; e < end; ++e) {
-            const int2 cw = __ldg(&c.adj[e]);
-            const D nd = saturating_add(dv, cw.y);
-            ++edges;
-            if (nd < __ldcg(&c.dist[cw.x]) && nd < atomicMin(&c.dist[cw.x], nd)) {
-                const int deg = __ldg(&c.row_ptr[cw.x + 1]) - __ldg(&c.row_ptr[cw.x]);
-                if (next < 0 && nd < T && deg <= CHAIN_MAX_DEGREE) {
-                    next = cw.x;
-                    next_d = nd;
-                } else {
-                    lane_push(c, cw.x, nd, T, next_round, fcur);
-                }
-            }
-        }
-        if (next < 0) return;
-        v = next;
-        dv = next_d;
-    }
-    lane_push(c, v, dv, T, next_round, fcur);
-}
 
 // A block's own queue in shared memory (bucket fusion): improvements below T found by this
 // block are expanded by it again before the grid barrier, instead of a round later.
@@ -191,20 +114,17 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
         v = cw.x;
         nd = saturating_add(du, cw.y);
         ++edges;
-        {  // no read of dist[v] first: it would add an L2 trip to every round (BENCHMARKS.md, v5)
-            const D old = atomicMin(&c.dist[v], nd);
-            if (nd < old) {
-                if (nd < T && c.chain > 0 &&
-                    __ldg(&c.row_ptr[v + 1]) - __ldg(&c.row_ptr[v]) <= CHAIN_MAX_DEGREE) {
-                    chain_walk(c, v, nd, T, next_round, fcur, edges);
-                } else if (nd < T && local.q) {
-                    to_local = true;
-                } else if (nd < T) {
-                    to_near = atomicMax(&c.stamp[v], next_round) < next_round;
-                } else {
-                    beyond = true;
-                    to_far = atomicExch(&c.in_far[v], 1) == 0;
-                }
+        // No plain read of dist[v] before the atomic: most relaxations of a frontier improve
+        // their head, so the read would only add an L2 round trip (measured: BENCHMARKS.md).
+        const D old = atomicMin(&c.dist[v], nd);
+        if (nd < old) {
+            if (nd < T && local.q) {
+                to_local = true;
+            } else if (nd < T) {
+                to_near = atomicMax(&c.stamp[v], next_round) < next_round;
+            } else {
+                beyond = true;
+                to_far = atomicExch(&c.in_far[v], 1) == 0;
             }
         }
     }
@@ -391,7 +311,7 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
         unsigned long long* counter = (unsigned long long*)&ctrl[C_BARRIER];
         // release: this block's writes (ordered before by __syncthreads) become visible
         // with the arrival; acquire: every other block's writes are visible after the wait
-        // (0.4 us per round less than __threadfence + atomicAdd + volatile spin; BENCHMARKS.md)
+        // (cheaper per round than __threadfence + atomicAdd + a volatile spin; BENCHMARKS.md)
         asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(counter), "l"(1ull) : "memory");
         unsigned long long seen;
         do {
@@ -404,8 +324,8 @@ __device__ __forceinline__ void grid_barrier(long long* ctrl, unsigned long long
 #define CTX_PARAMS                                                                             \
     const int *__restrict__ row_ptr, const int2 *__restrict__ adj, D *dist, int *near0,        \
         int *near1, int *far0, int *far1, int2 *chunks, int *stamp, int *in_far, long long *ctrl, \
-        long long delta, int hub_degree, int chain
-#define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree, chain}
+        long long delta, int hub_degree
+#define CTX_INIT {row_ptr, adj, dist, near0, near1, far0, far1, chunks, stamp, in_far, ctrl, delta, hub_degree}
 
 template <typename D>
 __global__ void __launch_bounds__(1024) opt_persistent(CTX_PARAMS, int max_rounds, int fuse_iterations) {
@@ -559,12 +479,3 @@ __global__ void __launch_bounds__(1024) opt_split_k(CTX_PARAMS) {
         ctrl[C_TSTAMP] = now;
     }
 }
-
-// Host-side checks compile both distance types (nvcc -cubin); NVRTC gets them by name.
-#ifdef OPT_INSTANTIATE
-template __global__ void opt_persistent<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, int);
-template __global__ void opt_persistent<long long>(const int*, const int2*, long long*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int, int);
-template __global__ void opt_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
-template __global__ void opt_after_expand_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int, int);
-template __global__ void opt_split_k<int>(const int*, const int2*, int*, int*, int*, int*, int*, int2*, int*, int*, long long*, long long, int, int);
-#endif

@@ -5,8 +5,8 @@ their out-edges in a CSR built once by source; improved heads below the threshol
 join the next round's near queue, the others the *far* pile. When the near queue runs dry
 the far pile is split at ``T' = min(far) + delta``. With ``delta`` infinite (unit or equal
 weights) this is a level-synchronous BFS; with small ``delta`` it approaches Dijkstra.
-In thin rounds each block also expands its own improvements for several block-local steps
-before the grid barrier (bucket fusion, :func:`fuse_iterations`).
+In thin rounds each block also expands its own improvements for ``run.fuse`` block-local
+steps before the grid barrier (bucket fusion).
 
 The grid is sized to fill the GPU (``-bsize`` is honoured, ``-bcount`` is not: the spec's
 2048 threads leave an H100 ~1% occupied). ``-sync`` picks how rounds are driven, since opt
@@ -22,69 +22,53 @@ measured on the GPU's global timer; computation is the rest of the kernel time.
 """
 from __future__ import annotations
 
-import os
+import re
 
 import numpy as np
 
 from sssp_common.graph import Graph
+from ..kernels import KERNEL_DIR
 from ..timing import CpuTimer, GpuTimer
 from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 
 ROUNDS_PER_GRAPH = 8  # outcore: rounds per CUDA-graph launch between host checks
 HUB_DEGREE = 256      # vertices with more out-edges are cut into chunks shared by the grid
 CHUNK = 256           # edges per hub chunk (OPT_CHUNK in opt.cu)
-DEFAULT_FUSE = 32     # see fuse_iterations
 UNBOUNDED = np.int64(2**62)  # delta meaning "no far pile": plain frontier relaxation
+# Bucket fusion: after its share of a round whose near queue has at most 4 vertices per warp,
+# a block keeps expanding, from a queue in shared memory, the vertices it improved below the
+# threshold, for up to ``run.fuse`` __syncthreads-separated steps before the grid barrier.
+# It turns a road graph's or a grid's hundreds of thin rounds into tens (BENCHMARKS.md, opt);
+# wide rounds (power-law graphs) are not fused: their block-local steps relax out of order.
+# The numpy fallback and the outcore driver do not fuse.
 
-# ctrl[] slots (opt.cu)
-C_NEAR, C_FAR, C_FARMIN, C_CHUNK = 1, 4, 6, 8
-C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS, C_BARRIERS, C_ERROR = 11, 12, 13, 14, 15, 16
-C_MODE, C_R, C_FCUR, C_T, C_SPLIT_NS, C_SIZE = 17, 18, 19, 20, 22, 32
-MODE_DONE = 2
+
+def _ctrl_layout(path=KERNEL_DIR / "opt_ctrl.cuh") -> dict[str, int]:
+    """The ctrl[] slots and driver modes, read from the header the kernels include."""
+    return {name: int(value) for name, value in
+            re.findall(r"^#define ((?:C|MODE)_\w+) (\d+)", path.read_text(), re.MULTILINE)}
 
 
-def choose_delta(graph: Graph) -> int:
-    """The near-far bucket width.
+CTRL = _ctrl_layout()
+C_NEAR, C_FARMIN, C_T, C_MODE, C_SIZE = CTRL["C_NEAR"], CTRL["C_FARMIN"], CTRL["C_T"], CTRL["C_MODE"], CTRL["C_SIZE"]
+C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS = CTRL["C_EDGES"], CTRL["C_SCANNED"], CTRL["C_ROUNDS"], CTRL["C_SPLITS"]
+C_BARRIERS, C_ERROR, C_SPLIT_NS, MODE_DONE = CTRL["C_BARRIERS"], CTRL["C_ERROR"], CTRL["C_SPLIT_NS"], CTRL["MODE_DONE"]
+
+
+def choose_delta(graph: Graph, run: Run, sources: int) -> int:
+    """The near-far bucket width: ``run.delta`` when given (0: unbounded), else a rule.
 
     Equal weights: unbounded (every improved vertex is near; rounds are BFS levels and
     each edge is relaxed once). Otherwise Davidson et al.'s rule of thumb,
-    ``warp size x mean weight / mean out-degree``: a bucket then holds about a warp's
-    worth of edges per vertex. ``SSSP_OPT_DELTA`` overrides it (benchmarks sweep it).
+    ``warp size x mean weight / mean out-degree`` (over the ``sources`` vertices that have
+    out-edges): a bucket then holds about a warp's worth of edges per vertex.
     """
-    override = os.environ.get("SSSP_OPT_DELTA", "").strip()
-    if override:
-        value = int(override)
-        return int(UNBOUNDED) if value <= 0 else value
+    if run.delta is not None:
+        return int(UNBOUNDED) if run.delta == 0 else int(run.delta)
     if graph.m == 0 or int(graph.w.min()) == int(graph.w.max()):
         return int(UNBOUNDED)
-    out_degree = graph.m / max(1, np.count_nonzero(np.bincount(graph.src, minlength=graph.n)))
+    out_degree = graph.m / max(1, sources)
     return max(1, int(round(32 * float(graph.w.mean()) / out_degree)))
-
-
-def chain_hops(graph: Graph) -> int:
-    """Hops a lane follows an improvement before queueing it (``SSSP_OPT_CHAIN``; default off).
-
-    Measured on the H100 (BENCHMARKS.md), unit weights: on the 700x700 grid 16 hops cut
-    1399 rounds to 85 and 8.2 -> 4.7 ms, but on the roadNet-CA-sized road stand-in (whose
-    highways make walks along streets go wrong) 3.6 ms becomes 29.6 ms at 16 relaxations
-    per edge, and R-MAT slows 0.67 -> 1.0 ms. Off unless asked for.
-    """
-    override = os.environ.get("SSSP_OPT_CHAIN", "").strip()
-    return int(override) if override else 0
-
-
-def fuse_iterations() -> int:
-    """Block-local steps after each thin round (bucket fusion, ``SSSP_OPT_FUSE``; 0: off).
-
-    After its share of a round whose near queue has at most 4 vertices per warp, a block
-    keeps expanding, from a queue in shared memory, the vertices it improved below the
-    threshold, for up to this many ``__syncthreads``-separated steps, before the grid
-    barrier. Measured on the H100 (BENCHMARKS.md): 700x700 weighted grid 10.9 -> 5.9 ms
-    (1960 -> 83 rounds, 1.69 -> 1.99 relaxations per edge), unit grid 6.9 -> 3.3 ms,
-    road stand-in 3.7 -> ~2 ms; R-MAT unchanged (its wide rounds are not fused).
-    """
-    override = os.environ.get("SSSP_OPT_FUSE", "").strip()
-    return int(override) if override else DEFAULT_FUSE
 
 
 def max_rounds(graph: Graph) -> int:
@@ -92,12 +76,28 @@ def max_rounds(graph: Graph) -> int:
     return 8 * graph.n + 1024
 
 
-def csr_by_source(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``row_ptr`` (n + 1) and the out-edges' heads and weights grouped by tail."""
-    order = np.argsort(graph.src, kind="stable")
-    row_ptr = np.zeros(graph.n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(graph.src, minlength=graph.n), out=row_ptr[1:])
-    return row_ptr, graph.dst[order], graph.w[order]
+class CsrBySource:
+    """The edges grouped by tail, and each vertex's range of out-edges in them.
+
+    The ranges come from a row pointer when the graph has about as many edges as vertices;
+    for a few edges among a huge id range (a 3-edge file naming vertex 10^8) they come from
+    a binary search over the sorted tails, so memory follows the edges, not the ids.
+    """
+
+    def __init__(self, graph: Graph):
+        order = np.argsort(graph.src, kind="stable")
+        self.tails, self.heads, self.weights = graph.src[order], graph.dst[order], graph.w[order]
+        self.row_ptr = None
+        if graph.n <= 8 * graph.m + 1024:
+            self.row_ptr = np.zeros(graph.n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(graph.src, minlength=graph.n), out=self.row_ptr[1:])
+        self.sources = int(np.count_nonzero(self.tails[1:] != self.tails[:-1])) + 1 if graph.m else 0
+
+    def ranges(self, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.row_ptr is not None:
+            return self.row_ptr[vertices], self.row_ptr[vertices + 1]
+        keys = vertices.astype(self.tails.dtype)  # same dtype, or numpy converts all the tails per call
+        return np.searchsorted(self.tails, keys, side="left"), np.searchsorted(self.tails, keys, side="right")
 
 
 def _notes(delta: int, splits: int, rounds: int) -> list[str]:
@@ -107,8 +107,9 @@ def _notes(delta: int, splits: int, rounds: int) -> list[str]:
 
 def run_cpu(graph: Graph, run: Run) -> Result:
     """Near-far in numpy, one vectorised frontier expansion per round."""
-    row_ptr, heads, weights = csr_by_source(graph)
-    delta = choose_delta(graph)
+    csr = CsrBySource(graph)
+    heads, weights = csr.heads, csr.weights
+    delta = choose_delta(graph, run, csr.sources)
     inf = np.iinfo(np.int64).max
     dist = np.full(graph.n, inf, dtype=np.int64)
     dist[0] = 0
@@ -136,7 +137,7 @@ def run_cpu(graph: Graph, run: Run) -> Result:
             continue
         with computation.region():
             rounds += 1
-            begin, end = row_ptr[near], row_ptr[near + 1]
+            begin, end = csr.ranges(near)
             counts = end - begin
             total = int(counts.sum())
             relaxed += total
@@ -168,7 +169,7 @@ def run_cpu(graph: Graph, run: Run) -> Result:
 class _DeviceState:
     """The GPU arrays of one solve and the kernels' argument tuple."""
 
-    def __init__(self, graph: Graph, dtype, delta: int, chain: int):
+    def __init__(self, graph: Graph, dtype):
         import cupy
 
         n = graph.n
@@ -180,14 +181,18 @@ class _DeviceState:
         self.adj[:, 0] = cupy.asarray(graph.dst)[order]
         self.adj[:, 1] = cupy.asarray(graph.w)[order]
         del src, order
+        self.sources = int(cupy.count_nonzero(self.row_ptr[1:] != self.row_ptr[:-1]))
         self.dist = cupy.full(n, dtype_inf(dtype), dtype=dtype)
         self.queues = [cupy.empty(max(n, 1), dtype=np.int32) for _ in range(4)]  # near0 near1 far0 far1
         self.chunks = cupy.empty((2 * (graph.m // CHUNK) + 2, 2), dtype=np.int32)
         self.stamp = cupy.empty(n, dtype=np.int32)
         self.in_far = cupy.empty(n, dtype=np.int32)
         self.ctrl = cupy.zeros(C_SIZE, dtype=np.int64)
+        self.delta = np.int64(UNBOUNDED)
+
+    def start(self, delta: int):
+        """Distances and queues as they are before the first round (the source queued)."""
         self.delta = np.int64(delta)
-        self.chain = np.int32(chain)
         self.reset()
 
     def reset(self):
@@ -206,7 +211,7 @@ class _DeviceState:
 
     def args(self):
         return (self.row_ptr, self.adj, self.dist, *self.queues, self.chunks, self.stamp, self.in_far,
-                self.ctrl, self.delta, np.int32(HUB_DEGREE), self.chain)
+                self.ctrl, self.delta, np.int32(HUB_DEGREE))
 
 
 def _persistent_blocks(kernel, bsize: int) -> int:
@@ -233,16 +238,16 @@ def run_gpu(graph: Graph, run: Run) -> Result:
 
     dtype = distance_dtype(graph)
     ctype = kernels.c_type(dtype)
-    delta = choose_delta(graph)
-    chain = chain_hops(graph)
-    state = _DeviceState(graph, dtype, delta, chain)
+    state = _DeviceState(graph, dtype)
+    delta = choose_delta(graph, run, state.sources)
+    state.start(delta)
     guard = np.int32(min(max_rounds(graph), np.iinfo(np.int32).max - 1))
     timer = GpuTimer()
     if run.sync == "incore":
         persistent = kernels.kernel("opt_coop", f"opt_persistent<{ctype}>")
         blocks = _persistent_blocks(persistent, run.bsize)
         with timer.region():
-            persistent((blocks,), (run.bsize,), (*state.args(), guard, np.int32(fuse_iterations())))
+            persistent((blocks,), (run.bsize,), (*state.args(), guard, np.int32(run.fuse_steps)))
         how = "one persistent cooperative kernel"
     else:
         expand = kernels.kernel("opt", f"opt_expand_k<{ctype}>")
@@ -279,9 +284,8 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
               f"{how})")
     notes = _notes(delta, int(ctrl[C_SPLITS]), rounds)
-    notes.append(f"chain walks: {chain} hops" if chain else "chain walks: off")
     if run.sync == "incore":
-        fuse = fuse_iterations()
+        fuse = run.fuse_steps
         notes.append(f"bucket fusion: {fuse} block-local steps per round" if fuse else "bucket fusion: off")
         notes.append(f"grid barriers: {int(ctrl[C_BARRIERS])}")
     return Result(to_result_dist(state.dist.get()), total_ms - filtering_ms, filtering_ms, rounds,
