@@ -1,34 +1,31 @@
 """``python -m grader fetch NAME...``: download catalogue graphs, resumably, and verify them.
 
-A download streams into ``<file>.part``; a rerun resumes it with an HTTP Range request
-(or starts over when the server ignores ranges). The finished file must match the
-Content-Length, the catalogue's size and sha256 (when known) and its vertex/edge counts;
-a file that fails is deleted, never left looking whole. The .gz is kept as downloaded:
-the loader reads gzip directly.
+A download streams into ``<file>.part`` (:mod:`grader.download`: bytes capped at the
+catalogue size plus a margin, an overall deadline, an idle timeout and a minimum rate,
+same-host redirects only); a rerun resumes it with a Range request. The file takes its
+final name only after its size, sha256 (the catalogue's, else the one its first verified
+download recorded beside it: trust on first use), decompressed size and vertex/edge
+counts are verified (:mod:`grader.integrity`), so nothing a later fetch would accept is
+ever left by a failure. A ``.part`` survives only an interrupted transfer (a prefix of the
+server's bytes at their own offsets, checked whole once complete); any failed check
+deletes it. The .gz is kept as downloaded: the loader reads gzip directly.
 """
 from __future__ import annotations
 
-import hashlib
-import http.client
 import os
-import re
+import shutil
 import sys
-import time
-import urllib.error
-import urllib.request
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
 from grader.datasets import Dataset, DatasetError, load_catalogue
+from grader.download import FetchError, Limits, download
+from grader.integrity import (check_bytes, check_lines, file_sha256, inspect, max_download_bytes, read_record,
+                              record_path, verify_counts, write_record)
 from sssp_common.files import REPO_ROOT
 
-CHUNK = 1 << 20
-TIMEOUT_S = 30
-
-
-class FetchError(Exception):
-    """A download that failed for a reason the user can act on; one line."""
+__all__ = ["FetchError", "Limits", "fetch_one", "run", "default_data_dir"]
 
 
 def default_data_dir() -> Path:
@@ -40,17 +37,29 @@ HELP = "download, verify and unpack catalogue graphs"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("names", nargs="+", metavar="NAME", help="catalogue names, e.g. roadNet-CA")
+    defaults = Limits()
+    parser.add_argument("names", nargs="+", metavar="NAME", help="catalogue names, e.g. roadNet-CA (or all)")
     parser.add_argument("--data-dir", type=Path, metavar="DIR", help="where to put them")
     parser.add_argument("--force", action="store_true", help="download again even when present")
+    parser.add_argument("--allow-redirect-host", action="store_true",
+                        help="follow redirects to another host (refused by default)")
+    parser.add_argument("--deadline", type=float, default=defaults.deadline_s, metavar="S",
+                        help=f"give up on a graph after this many seconds (default {defaults.deadline_s:g})")
+    parser.add_argument("--idle-timeout", type=float, default=defaults.idle_s, metavar="S",
+                        help=f"give up when no byte arrives for this long (default {defaults.idle_s:g})")
+    parser.add_argument("--min-rate", type=float, default=defaults.min_rate, metavar="BYTES_PER_S",
+                        help=f"give up below this rate over {defaults.rate_window_s:g} s "
+                             f"(default {defaults.min_rate:g})")
 
 
 def run_from_args(args) -> int:
-    return run(names=args.names, data_dir=args.data_dir, force=args.force)
+    limits = Limits(deadline_s=args.deadline, idle_s=args.idle_timeout, min_rate=args.min_rate,
+                    allow_redirect_host=args.allow_redirect_host)
+    return run(names=args.names, data_dir=args.data_dir, force=args.force, limits=limits)
 
 
 def run(names: list[str], data_dir: Path | None = None, force: bool = False, catalogue: Path | None = None,
-        out=sys.stderr) -> int:
+        out=sys.stderr, limits: Limits | None = None) -> int:
     """Fetch each named graph into ``data_dir``; 0 when all are there and verified, else 1."""
     try:
         entries = load_catalogue(catalogue)
@@ -68,7 +77,7 @@ def run(names: list[str], data_dir: Path | None = None, force: bool = False, cat
     status = 0
     for name in wanted:
         try:
-            path = fetch_one(fetchable[name], folder, force=force, out=out)
+            path = fetch_one(fetchable[name], folder, force=force, out=out, limits=limits)
             print(f"grader fetch: {name}: {path}", file=out)
         except FetchError as err:
             print(f"grader fetch: {name}: {err}", file=out)
@@ -79,170 +88,97 @@ def run(names: list[str], data_dir: Path | None = None, force: bool = False, cat
     return status
 
 
-def fetch_one(entry: Dataset, folder: Path, force: bool = False, out=sys.stderr) -> Path:
+def fetch_one(entry: Dataset, folder: Path, force: bool = False, out=sys.stderr,
+              limits: Limits | None = None) -> Path:
+    """The verified file for ``entry`` in ``folder``, downloaded unless a verified copy is there."""
     target = folder / entry.filename
     if target.is_file() and not force:
-        if entry.size and target.stat().st_size != entry.size:
-            raise FetchError(f"{target} exists but has {target.stat().st_size:,} bytes, not {entry.size:,}; "
-                             "delete it or use --force")
-        print(f"grader fetch: {entry.name}: already present", file=out)
-        return target
+        return _check_present(entry, target, out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise FetchError(f"cannot create {folder}: {err.strerror or err}") from None
     part = folder / f"{entry.filename}.part"
-    if force and part.exists():
-        part.unlink()
-    download(entry.url, part, out=out)
-    try:
-        verify_bytes(entry, part)
-    except FetchError:
+    if force:
         part.unlink(missing_ok=True)
-        raise
-    os.replace(part, target)
+    _remove_stale_staging(folder, entry)
+    bounded = replace(limits or Limits(), max_bytes=max_download_bytes(entry))
     try:
-        verify_counts(entry, target)
-    except FetchError:
-        target.unlink(missing_ok=True)
+        download(entry.url, part, bounded, out=out)
+    except FetchError as err:
+        if not err.interrupted:
+            part.unlink(missing_ok=True)
         raise
+    try:
+        _install(entry, part, target, out)
+    except FetchError as err:
+        part.unlink(missing_ok=True)
+        raise FetchError(f"{err}; the download was deleted") from None
     return target
 
 
-# ---------------------------------------------------------------- download
-
-def download(url: str, part: Path, out=sys.stderr) -> None:
-    """Stream ``url`` into ``part``, resuming an existing partial file when the server allows."""
-    have = part.stat().st_size if part.exists() else 0
-    request = urllib.request.Request(url, headers={"User-Agent": "sssp-gpu-grader"})
-    if have:
-        request.add_header("Range", f"bytes={have}-")
+def _install(entry: Dataset, part: Path, target: Path, out) -> None:
+    """Verify the complete ``.part`` and only then give it its final name (and record its sha256)."""
+    recorded = read_record(target)
+    found = inspect(part, entry)
+    vouched = check_bytes(entry, found, recorded)
+    check_lines(entry, found)
+    # the counts are parsed from a private folder, under the final name (the loader reads
+    # gzip by its suffix), so nothing unverified ever sits where a fetch or a sweep looks
+    staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(entry), dir=part.parent))
     try:
-        response = urllib.request.urlopen(request, timeout=TIMEOUT_S)
-    except urllib.error.HTTPError as err:
-        if err.code == 416 and have:  # our partial file is no prefix the server knows: start over
-            part.unlink()
-            return download(url, part, out)
-        raise FetchError(f"{url}: the server answered {err.code} {err.reason}") from None
-    except (urllib.error.URLError, OSError) as err:
-        reason = getattr(err, "reason", err)
-        raise FetchError(f"cannot reach {url}: {reason} (offline? these machines have no network)") from None
-    with response:
-        resumed = have > 0 and response.status == 206
-        if not resumed:
-            have = 0
-        total = _expected_total(response, have)
-        bar = ProgressBar(part.name, total, out, start=have)
-        received = have
-        try:
-            with open(part, "ab" if resumed else "wb") as stream:
-                while True:
-                    block = response.read(CHUNK)
-                    if not block:
-                        break
-                    stream.write(block)
-                    received += len(block)
-                    bar.update(received)
-        except (http.client.IncompleteRead, OSError) as err:
-            bar.close()
-            raise FetchError(f"download interrupted at {received:,} bytes ({type(err).__name__}); "
-                             f"run again to resume") from None
-        bar.close()
-    if total is not None and received != total:
-        raise FetchError(f"download ended early: {received:,} of {total:,} bytes; run again to resume")
+        staged = staging / entry.filename
+        os.replace(part, staged)
+        verify_counts(entry, staged)
+        os.replace(staged, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    _say_trust(entry, target, found.sha256, vouched, out)
 
 
-def _expected_total(response, start: int) -> int | None:
-    """Full file size from Content-Range (206) or start + Content-Length."""
-    content_range = response.headers.get("Content-Range", "")
-    match = re.match(r"bytes\s+\d+-\d+/(\d+)", content_range)
-    if match:
-        return int(match.group(1))
-    length = response.headers.get("Content-Length")
-    return start + int(length) if length and length.isdigit() else None
-
-
-# ---------------------------------------------------------------- verification
-
-def verify_bytes(entry: Dataset, path: Path) -> None:
-    size = path.stat().st_size
+def _check_present(entry: Dataset, target: Path, out) -> Path:
+    """A file already under the final name: checked against the catalogue's sha256 or the record;
+    without either, verified like a download and then recorded. Never deleted: it may be the user's."""
+    advice = "delete it or use --force"
+    size = target.stat().st_size
     if entry.size and size != entry.size:
-        raise FetchError(f"size {size:,} bytes, the catalogue says {entry.size:,}; the file was deleted")
-    if entry.sha256:
-        digest = hashlib.sha256()
-        with open(path, "rb") as stream:
-            for block in iter(lambda: stream.read(CHUNK), b""):
-                digest.update(block)
-        if digest.hexdigest() != entry.sha256.lower():
-            raise FetchError(f"sha256 mismatch: got {digest.hexdigest()}, the catalogue says {entry.sha256}; "
-                             "the file was deleted")
-
-
-def verify_counts(entry: Dataset, path: Path) -> None:
-    """Edges and nodes must match; max id + 1 too, unless the node count already vouches for the file."""
-    if not (entry.edges or entry.nodes or entry.vertices):
-        return
-    from sssp_common.errors import InputError
-    from sssp_common.loader import load_graph
+        raise FetchError(f"{target} exists but has {size:,} bytes, not {entry.size:,}; {advice}")
+    recorded = read_record(target)
+    expected = entry.sha256.lower() if entry.sha256 else recorded
+    if expected:
+        got = file_sha256(target)
+        if got != expected:
+            source = "the catalogue's" if entry.sha256 else f"the one recorded in {record_path(target)}"
+            raise FetchError(f"{target} exists but its sha256 {got} is not {source} ({expected}); {advice}")
+        print(f"grader fetch: {entry.name}: already present, sha256 checked", file=out)
+        return target
     try:
-        graph = load_graph(path)
-    except InputError as err:
-        raise FetchError(f"the downloaded file does not parse: {err}; it was deleted") from None
-    problems = []
-    if entry.edges and graph.m != entry.edges:
-        problems.append(f"{graph.m:,} edges, expected {entry.edges:,}")
-    nodes_ok = None
-    if entry.nodes:
-        seen = np.zeros(graph.n, dtype=bool)
-        seen[graph.src] = True
-        seen[graph.dst] = True
-        distinct = int(seen.sum())
-        nodes_ok = distinct == entry.nodes
-        if not nodes_ok:
-            problems.append(f"{distinct:,} distinct vertices, expected {entry.nodes:,}")
-    if entry.vertices and graph.n != entry.vertices and not nodes_ok:
-        problems.append(f"largest id + 1 is {graph.n:,}, expected {entry.vertices:,}")
-    if problems:
-        raise FetchError("counts differ: " + "; ".join(problems) + "; the file was deleted")
+        found = inspect(target, entry)
+        vouched = check_bytes(entry, found, None)
+        check_lines(entry, found)
+        verify_counts(entry, target)
+    except FetchError as err:
+        raise FetchError(f"{target} exists but fails verification: {err}; {advice}") from None
+    print(f"grader fetch: {entry.name}: already present, verified", file=out)
+    _say_trust(entry, target, found.sha256, vouched, out)
+    return target
 
 
-# ---------------------------------------------------------------- progress
-
-class ProgressBar:
-    """bytes done/total, rate and ETA on one line, redrawn at most 5 times a second on a terminal."""
-
-    def __init__(self, label: str, total: int | None, out, start: int = 0):
-        self.label, self.total, self.out, self.start = label, total, out, start
-        self.began = time.monotonic()
-        self.last_draw = 0.0
-        self.done = start
-        self.live = bool(getattr(out, "isatty", lambda: False)())
-
-    def update(self, done: int) -> None:
-        self.done = done
-        now = time.monotonic()
-        if self.live and now - self.last_draw >= 0.2:
-            self.last_draw = now
-            self.out.write("\r" + self.line() + "\033[K")
-            self.out.flush()
-
-    def line(self) -> str:
-        elapsed = max(time.monotonic() - self.began, 1e-6)
-        rate = (self.done - self.start) / elapsed
-        if self.total:
-            fraction = min(self.done / self.total, 1.0)
-            filled = int(fraction * 30)
-            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-            eta_text = f"{eta:.0f}s" if eta != float("inf") else "?"
-            return (f"{self.label} [{'#' * filled}{'.' * (30 - filled)}] {_mb(self.done)}/{_mb(self.total)} "
-                    f"{_mb(rate)}/s ETA {eta_text}")
-        return f"{self.label} {_mb(self.done)} {_mb(rate)}/s"
-
-    def close(self) -> None:
-        text = self.line()
-        self.out.write(("\r" + text + "\033[K\n") if self.live else text + "\n")
-        self.out.flush()
+def _say_trust(entry: Dataset, target: Path, sha256: str, vouched: str, out) -> None:
+    if vouched:
+        print(f"grader fetch: {entry.name}: {vouched}", file=out)
+        return
+    record = write_record(target, sha256)
+    print(f"grader fetch: {entry.name}: no published sha256; recorded {sha256} in {record} "
+          "(trust on first use: later fetches are checked against it)", file=out)
 
 
-def _mb(count: float) -> str:
-    return f"{count / 1e6:.1f} MB"
+def _staging_prefix(entry: Dataset) -> str:
+    return f".fetch-{entry.filename}."
+
+
+def _remove_stale_staging(folder: Path, entry: Dataset) -> None:
+    """A staging folder left by a killed fetch of this file (one fetch per folder at a time)."""
+    for stale in folder.glob(_staging_prefix(entry) + "*"):
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)

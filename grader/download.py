@@ -1,0 +1,214 @@
+"""One HTTP download into a ``.part`` file, bounded in bytes, time and trust.
+
+- bytes: never more than ``Limits.max_bytes`` (the catalogue's size plus a margin);
+- time: an overall deadline, an idle timeout (no byte for ``idle_s``) and a minimum rate
+  (fewer than ``min_rate`` bytes/s over any ``rate_window_s``: a trickling server is
+  given up);
+- redirects: only to the same host (and never https -> http) unless ``allow_redirect_host``;
+- resuming: an existing ``.part`` is continued with a Range request; a 206 that does not
+  start where asked, or a 200, restarts from byte 0 (the file is truncated, never appended
+  to). So the ``.part`` always holds the server's bytes at their own offsets: a prefix of
+  what was asked for, which the caller verifies whole before it counts.
+
+Errors are :class:`FetchError` (one line). ``interrupted`` says the ``.part`` is a good
+prefix worth resuming; otherwise the caller deletes it.
+"""
+from __future__ import annotations
+
+import re
+import socket
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+CHUNK = 1 << 20
+
+
+class FetchError(Exception):
+    """A download or verification that failed for a reason the user can act on; one line."""
+
+    def __init__(self, message: str, interrupted: bool = False):
+        super().__init__(message)
+        self.interrupted = interrupted
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int | None = None      # the whole file; None = unbounded
+    deadline_s: float = 3600.0        # the whole fetch, restarts included
+    idle_s: float = 60.0              # no byte at all for this long
+    min_rate: float = 16 * 1024       # bytes/s, averaged over rate_window_s
+    rate_window_s: float = 60.0
+    allow_redirect_host: bool = False
+
+
+class _Clock:
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.ends = time.monotonic() + limits.deadline_s
+
+    def socket_timeout(self) -> float:
+        return max(0.05, min(self.limits.idle_s, self.ends - time.monotonic()))
+
+    def check(self, received: int) -> None:
+        if time.monotonic() > self.ends:
+            raise FetchError(f"gave up after the {self.limits.deadline_s:g} s deadline at {received:,} bytes; "
+                             "run again to resume", interrupted=True)
+
+
+class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to the host asked for, unless told otherwise."""
+
+    def __init__(self, allow_other_host: bool):
+        super().__init__()
+        self.allow_other_host = allow_other_host
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        old, new = urlsplit(req.full_url), urlsplit(newurl)
+        if old.scheme == "https" and new.scheme != "https":
+            raise FetchError(f"{req.full_url} redirects to {newurl}: refused (https to {new.scheme})")
+        if (new.hostname or "").lower() != (old.hostname or "").lower() and not self.allow_other_host:
+            raise FetchError(f"{req.full_url} redirects to another host ({new.hostname}): refused; "
+                             "pass --allow-redirect-host to follow it")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def download(url: str, part: Path, limits: Limits = Limits(), out=sys.stderr) -> int:
+    """Stream ``url`` into ``part`` (resuming it when the server allows); the bytes it holds at the end."""
+    clock = _Clock(limits)
+    opener = urllib.request.build_opener(_SameHostRedirects(limits.allow_redirect_host))
+    for _ in range(3):
+        have = part.stat().st_size if part.exists() else 0
+        clock.check(have)
+        if limits.max_bytes is not None and have > limits.max_bytes:
+            part.unlink()
+            have = 0
+        restart = _attempt(opener, url, part, have, clock, out)
+        if not restart:
+            return part.stat().st_size
+        part.unlink(missing_ok=True)
+    raise FetchError(f"{url}: the server keeps answering with the wrong byte range")
+
+
+def _attempt(opener, url: str, part: Path, have: int, clock: _Clock, out) -> bool:
+    """One request; True when the partial file must be dropped and the download restarted."""
+    limits = clock.limits
+    request = urllib.request.Request(url, headers={"User-Agent": "sssp-gpu-grader"})
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    try:
+        response = opener.open(request, timeout=clock.socket_timeout())
+    except urllib.error.HTTPError as err:
+        if err.code == 416 and have:  # our partial file is no prefix the server knows: start over
+            return True
+        raise FetchError(f"{url}: the server answered {err.code} {err.reason}") from None
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise FetchError(f"cannot reach {url}: {reason} (offline? these machines have no network)") from None
+    with response:
+        start, total = _placement(response)
+        if have and response.status == 206 and start != have:
+            print(f"grader fetch: the server resumed at byte {start}, not {have}; starting over", file=out)
+            return True
+        if response.status != 206:
+            start = 0  # a 200: the whole file from byte 0, whatever was asked
+        elif start != 0 and not have:
+            return True
+        if total is not None and limits.max_bytes is not None and total > limits.max_bytes:
+            raise FetchError(f"the server offers {total:,} bytes, more than the {limits.max_bytes:,} expected")
+        bar = ProgressBar(part.name, total, out, start=start)
+        received = start
+        window_start, window_bytes = time.monotonic(), 0
+        try:
+            with open(part, "ab" if start else "wb") as stream:
+                while True:
+                    block = response.read1(CHUNK)
+                    if not block:
+                        break
+                    if limits.max_bytes is not None and received + len(block) > limits.max_bytes:
+                        raise FetchError(f"the server sent more than the {limits.max_bytes:,} bytes expected; "
+                                         "stopped")
+                    stream.write(block)
+                    received += len(block)
+                    window_bytes += len(block)
+                    bar.update(received)
+                    clock.check(received)
+                    now = time.monotonic()
+                    if now - window_start >= limits.rate_window_s:
+                        if window_bytes < limits.min_rate * (now - window_start):
+                            raise FetchError(f"slower than {limits.min_rate:,.0f} bytes/s for "
+                                             f"{now - window_start:.0f} s; gave up at {received:,} bytes; "
+                                             "run again to resume", interrupted=True)
+                        window_start, window_bytes = now, 0
+        except FetchError:
+            raise
+        except (socket.timeout, TimeoutError):
+            raise FetchError(f"no data for {limits.idle_s:g} s; gave up at {received:,} bytes; run again to resume",
+                             interrupted=True) from None
+        except Exception as err:  # a reset connection, http.client.IncompleteRead and friends
+            raise FetchError(f"download interrupted at {received:,} bytes ({type(err).__name__}); "
+                             "run again to resume", interrupted=True) from None
+        finally:
+            bar.close()
+    if total is not None and received != total:
+        raise FetchError(f"download ended early: {received:,} of {total:,} bytes; run again to resume",
+                         interrupted=True)
+    return False
+
+
+def _placement(response) -> tuple[int, int | None]:
+    """(first byte, whole file size) from Content-Range, else (0, Content-Length)."""
+    content_range = response.headers.get("Content-Range", "")
+    match = re.match(r"bytes\s+(\d+)-\d+/(\d+|\*)", content_range)
+    if match:
+        start = int(match.group(1))
+        total = int(match.group(2)) if match.group(2) != "*" else None
+        return start, total
+    if response.status == 206:
+        return -1, None  # a partial answer that does not say where it starts: unusable
+    length = response.headers.get("Content-Length")
+    return 0, int(length) if length and length.isdigit() else None
+
+
+class ProgressBar:
+    """bytes done/total, rate and ETA on one line, redrawn at most 5 times a second on a terminal."""
+
+    def __init__(self, label: str, total: int | None, out, start: int = 0):
+        self.label, self.total, self.out, self.start = label, total, out, start
+        self.began = time.monotonic()
+        self.last_draw = 0.0
+        self.done = start
+        self.live = bool(getattr(out, "isatty", lambda: False)())
+
+    def update(self, done: int) -> None:
+        self.done = done
+        now = time.monotonic()
+        if self.live and now - self.last_draw >= 0.2:
+            self.last_draw = now
+            self.out.write("\r" + self.line() + "\033[K")
+            self.out.flush()
+
+    def line(self) -> str:
+        elapsed = max(time.monotonic() - self.began, 1e-6)
+        rate = (self.done - self.start) / elapsed
+        if self.total:
+            fraction = min(self.done / self.total, 1.0)
+            filled = int(fraction * 30)
+            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+            eta_text = f"{eta:.0f}s" if eta != float("inf") else "?"
+            return (f"{self.label} [{'#' * filled}{'.' * (30 - filled)}] {_mb(self.done)}/{_mb(self.total)} "
+                    f"{_mb(rate)}/s ETA {eta_text}")
+        return f"{self.label} {_mb(self.done)} {_mb(rate)}/s"
+
+    def close(self) -> None:
+        text = self.line()
+        self.out.write(("\r" + text + "\033[K\n") if self.live else text + "\n")
+        self.out.flush()
+
+
+def _mb(count: float) -> str:
+    return f"{count / 1e6:.1f} MB"
