@@ -1,13 +1,14 @@
 # make sssp   : the ./sssp launcher (installs missing Python packages; compiles the CUDA kernels on a GPU machine)
 # make test   : the test suite (CPU; GPU tests skip without a GPU)
 # make test-gpu: the GPU suite; a missing GPU is a failure
-# make bench  : benchmarks (load times on any machine; kernels on a GPU)
+# make bench  : every benchmark table, <= 8 min on the GPU machine (BENCH_SCALE=ci: tiny graphs, any machine)
+# make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min
 # make clean  : remove everything generated (sweep results in results/ are data: kept)
 PYTHON ?= python3
 PYTEST ?= $(PYTHON) -m pytest
 SOURCES := sssp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
 
-.PHONY: all deps test test-gpu bench clean
+.PHONY: all deps test test-gpu bench bench-quick clean
 
 all: sssp
 
@@ -32,7 +33,10 @@ test-gpu: sssp
 	SSSP_DEVICE=gpu $(PYTEST) -q -m gpu -p no:cacheprovider tests
 
 bench: sssp
-	$(PYTHON) benchmarks/run.py
+	$(PYTHON) -m benchmarks.run $(BENCH_ARGS)
+
+bench-quick: sssp
+	$(PYTHON) -m benchmarks.run --quick $(BENCH_ARGS)
 
 clean:
 	rm -rf sssp sssp.tmp build report/out .pytest_cache *.egg-info

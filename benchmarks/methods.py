@@ -1,93 +1,102 @@
-"""Kernel time of bmf, segscan and tpe per block configuration (GPU; CPU runs a tiny smoke size).
+"""Kernel time of the spec's methods per block configuration (``make bench`` only).
 
-Bounds, written before measuring (H100, 132 SMs; issue 2's bar is a student's compiled
-bmf at 0.55 ms per round for (512,4) out-of-core on the 700x700 weighted grid):
-- A round reads 12 B of edge + 2 x 4 B of distances per edge: 1.96M edges -> ~39 MB,
-  ~13 us at 3 TB/s. With 2048 threads the round is latency-bound instead: each thread
-  walks ~956 edges; at ~0.5-0.6 us per dependent load chain that is ~0.55 ms, the bar.
-  Loading 4 edges per thread before using them (UNROLL 4) should cut it ~3-4x.
+Table 1: bmf on the weighted grid, source-sorted, every configuration x sync (issue 2's bar:
+a student's compiled bmf at 0.55 ms per round, (512,4) out-of-core). Table 2: where bmf,
+segscan and tpe spend their time on the road stand-in and the unit R-MAT (bmf and tpe
+source-sorted, segscan destination-sorted). Median of ``settings.kernel_repeats`` after a
+warm-up per method and graph; every cell is checked against scipy's distances.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import time
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
+from .common import median, print_table
 
-from benchmarks.common import median, print_table, record  # noqa: E402
-from grader import synth  # noqa: E402
-from sssp_gpu.device import select_device  # noqa: E402
-from sssp_gpu.engine import solve  # noqa: E402
-from sssp_common.graph import Graph  # noqa: E402
-from sssp_gpu.methods.common import SPEC_CONFIGS, Run  # noqa: E402
-
-STUDENT_MS_PER_ROUND = 0.55  # (512,4) outcore, 700x700 weighted grid, source-sorted
+STUDENT_MS_PER_ROUND = 0.55
+CASES = [("bmf", "outcore", False, "source"), ("bmf", "incore", False, "source"),
+         ("segscan", "outcore", True, "destination"), ("tpe", "outcore", False, "source"),
+         ("tpe", "incore", False, "source")]
 
 
-def by_source(graph: Graph) -> Graph:
-    return graph.reordered(np.argsort(graph.src, kind="stable"))
+def ordered(graph, by: str):
+    return graph.reordered(np.argsort(graph.src if by == "source" else graph.dst, kind="stable"))
 
 
-def by_destination(graph: Graph) -> Graph:
-    return graph.reordered(np.argsort(graph.dst, kind="stable"))
+def measure(graph, run, device, repeats: int, expected, budget, what: str, warm: bool) -> dict | None:
+    from sssp_gpu.engine import solve
+
+    started = time.perf_counter()
+    first = solve(graph, run, device)
+    per_run = time.perf_counter() - started
+    results = [] if warm else [first]
+    if warm or repeats > 1:
+        count = repeats if warm else repeats - 1
+        if budget.allows(per_run * count, f"{what}: {count} more run(s)"):
+            results += [solve(graph, run, device) for _ in range(count)]
+    results = results or [first]
+    return {"computation_ms": median(r.computation_ms for r in results),
+            "filtering_ms": median(r.filtering_ms for r in results), "rounds": results[0].rounds,
+            "edges_processed": results[0].edges_processed, "runs": len(results),
+            "wrong_vertices": sum(int(np.count_nonzero(r.dist != expected)) for r in results + [first])}
 
 
-def measure(graph: Graph, run: Run, device, repeats: int) -> dict:
-    solve(graph, run, device)  # warm-up: module load, allocations
-    results = [solve(graph, run, device) for _ in range(repeats)]
-    return {
-        "computation_ms": median(r.computation_ms for r in results),
-        "filtering_ms": median(r.filtering_ms for r in results),
-        "rounds": results[0].rounds,
-        "edges_processed": results[0].edges_processed,
-        "spread_ms": max(r.computation_ms for r in results) - min(r.computation_ms for r in results),
-    }
+def bmf_configs(settings, budget, record, device, measured: dict) -> int:
+    from sssp_gpu.methods.common import SPEC_CONFIGS, Run
 
-
-def main(argv: list[str]) -> int:
-    device = select_device()
-    quick = "--quick" in argv or not device.is_gpu
-    repeats = 3 if device.is_gpu else 1
-    side = 80 if quick else 700
-    grid = by_source(synth.grid(side, side, weights=(1, 100), seed=1))
-    road = synth.road_like(scale=1 / 256 if quick else "full")
-    power = synth.rmat(12 if quick else 20, 16, weights=None, seed=2)
-    print(f"device: {device.timing_label}; grid {grid.n:,} vertices / {grid.m:,} edges; "
-          f"road-like {road.n:,} / {road.m:,}; R-MAT {power.n:,} / {power.m:,}")
-
-    rows = []
-    for bsize, bcount in SPEC_CONFIGS:
+    m = measured["grid-w"]
+    graph, label = ordered(m["graph"], "source"), m.get("label", "grid, weights 1..100")
+    rows, failures = [], 0
+    for index, (bsize, bcount) in enumerate(SPEC_CONFIGS):
         for sync in ("outcore", "incore"):
-            m = measure(grid, Run("bmf", sync, False, bsize, bcount), device, repeats)
-            per_round = m["computation_ms"] / m["rounds"]
-            record("bmf-grid", device=device.name, bsize=bsize, bcount=bcount, sync=sync, **m)
-            rows.append([f"({bsize},{bcount})", sync, m["computation_ms"], m["rounds"], per_round,
-                         f"{STUDENT_MS_PER_ROUND / per_round:.2f}x"])
-    print_table(f"bmf on the {side}x{side} weighted grid, source-sorted (median of {repeats})",
-                ["config", "sync", "computation ms", "rounds", "ms/round", "vs student 0.55 ms/round"], rows)
+            what = f"bmf ({bsize},{bcount}) {sync}"
+            if index and not budget.allows(_estimate(rows, sync), what):
+                continue
+            cell = measure(graph, Run("bmf", sync, False, bsize, bcount), device, settings.kernel_repeats,
+                           m["expected"], budget, what, warm=index == 0)
+            failures += cell["wrong_vertices"] > 0
+            per_round = cell["computation_ms"] / max(cell["rounds"], 1)
+            record("bmf-configs", graph="grid-w", device=device.name, bsize=bsize, bcount=bcount, sync=sync, **cell)
+            rows.append([f"({bsize},{bcount})", sync, cell["computation_ms"], cell["rounds"], per_round,
+                         f"{STUDENT_MS_PER_ROUND / per_round:.2f}x" if per_round else "—", cell["runs"],
+                         "ok" if not cell["wrong_vertices"] else "WRONG"])
+    print_table(f"bmf per configuration on the {label}, source-sorted ({device.timing_label})",
+                ["config", "sync", "computation ms", "rounds", "ms/round", "vs student 0.55 ms/round", "runs",
+                 "check"], rows)
+    return failures
 
-    rows = []
-    for label, graph in (("road-like", road), ("R-MAT", power)):
-        cases = [("bmf", "outcore", False, by_source(graph), "source"),
-                 ("bmf", "incore", False, by_source(graph), "source"),
-                 ("segscan", "outcore", True, by_destination(graph), "destination"),
-                 ("tpe", "outcore", False, by_source(graph), "source"),
-                 ("tpe", "incore", False, by_source(graph), "source")]
-        for bsize, bcount in SPEC_CONFIGS:
-            for name, sync, usesmem, ordered, ordering in cases:
+
+def breakdown(settings, budget, record, device, measured: dict) -> int:
+    from sssp_gpu.methods.common import SPEC_CONFIGS, Run
+
+    rows, failures = [], 0
+    for key in ("road", "rmat-u"):
+        m = measured[key]
+        copies = {by: ordered(m["graph"], by) for by in ("source", "destination")}
+        for name, sync, usesmem, by in CASES:
+            for index, (bsize, bcount) in enumerate(SPEC_CONFIGS):
+                what = f"{key}: {name} {sync} ({bsize},{bcount})"
+                previous = [r for r in rows if r[0] == key and r[2] == name and r[3] == sync]
+                if previous and not budget.allows(previous[-1][-1] * settings.kernel_repeats / 1e3 * 1.5 + 0.2, what):
+                    continue
                 method = "bmf" if name == "segscan" else name
-                m = measure(ordered, Run(method, sync, usesmem, bsize, bcount), device, 1 if not quick else repeats)
-                record("methods", device=device.name, graph=label, method=name, sync=sync, ordering=ordering,
-                       bsize=bsize, bcount=bcount, **m)
-                rows.append([label, f"({bsize},{bcount})", name, sync, ordering, m["computation_ms"],
-                             m["filtering_ms"], m["rounds"], f"{m['edges_processed'] / graph.m:.2f}"])
-    print_table("bmf / segscan / tpe: computation and filtering (ms)",
-                ["graph", "config", "method", "sync", "order", "computation", "filtering", "rounds",
-                 "edges/|E|"], rows)
-    return 0
+                cell = measure(copies[by], Run(method, sync, usesmem, bsize, bcount), device,
+                               settings.kernel_repeats, m["expected"], budget, what, warm=index == 0)
+                failures += cell["wrong_vertices"] > 0
+                record("breakdown", graph=key, device=device.name, method=name, sync=sync, ordering=by,
+                       bsize=bsize, bcount=bcount, **cell)
+                rows.append([key, f"({bsize},{bcount})", name, sync, by, cell["computation_ms"],
+                             cell["filtering_ms"], cell["rounds"], f"{cell['edges_processed'] / max(m['graph'].m, 1):.2f}",
+                             "ok" if not cell["wrong_vertices"] else "WRONG",
+                             cell["computation_ms"] + cell["filtering_ms"]])
+            print(f"  {key}: {name} {sync} done", flush=True)
+    print_table(f"bmf / segscan / tpe: computation and filtering ms ({device.timing_label})",
+                ["graph", "config", "method", "sync", "order", "computation", "filtering", "rounds", "edges/|E|",
+                 "check"], [r[:-1] for r in rows])
+    return failures
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def _estimate(rows, sync: str) -> float:
+    same = [r for r in rows if r[1] == sync]
+    return (same[-1][2] / 1e3 * 4 + 0.3) if same else 2.0

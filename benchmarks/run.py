@@ -1,27 +1,156 @@
-"""``make bench``: every benchmark, one after another; each prints its table as it ends
-and appends its numbers to build/bench/results.jsonl, so a failure loses nothing."""
+"""``make bench-quick`` / ``make bench``: the benchmark tables of issue 13, each printed as it finishes.
+
+    python3 -m benchmarks.run --quick          # headline: wall time per method; opt vs gapbs, Gunrock, scipy
+    python3 -m benchmarks.run                  # + opt outcore vs incore, load times, bmf configs, segscan/tpe
+    python3 -m benchmarks.run --scale ci       # tiny graphs: the whole harness in seconds, CPU or GPU
+
+Graphs are generated once into build/bench/graphs (in parallel; cold, ~40 s on the GPU
+machine's host) and reused. A time budget (``--budget``, default 110 s quick / 450 s full,
+counted after the graphs are ready) is split among the tables; an item that would overrun
+its table's share is skipped and listed at the end. Every measurement is appended to
+build/bench/results.jsonl as it is made. ``BENCH_SCALE`` (ci|full) sets the default scale.
+"""
 from __future__ import annotations
 
+import argparse
+import os
+import socket
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SCRIPTS = ["load.py", "methods.py", "bench_opt.py"]
+if __package__ in (None, ""):  # run as a script: python3 benchmarks/run.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    __package__ = "benchmarks"
+
+from benchmarks.common import RESULTS, ROOT, Budget, Recorder  # noqa: E402
+
+# (section, cumulative share of the budget it may use up to)
+QUICK = [("wall", 0.5), ("versus", 1.0)]
+FULL = [("wall", 0.25), ("versus", 0.42), ("outcore", 0.48), ("load", 0.58), ("bmf", 0.68), ("breakdown", 1.0)]
 
 
-def main(argv: list[str]) -> int:
-    failed = []
-    for script in SCRIPTS:
-        if not (HERE / script).exists():
-            continue
-        print(f"\n=== {script} ===", flush=True)
-        if subprocess.run([sys.executable, str(HERE / script), *argv]).returncode != 0:
-            failed.append(script)
-    if failed:
-        print(f"benchmarks that failed: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
+@dataclass
+class Settings:
+    scale: str
+    quick: bool
+    gapbs_format: str
+    threads: int
+    out_dir: Path
+    wall_repeats: int = 3
+    opt_repeats: int = 5
+    kernel_repeats: int = 3
+    gunrock_runs: int = 7
+    run_timeout: float = 120.0
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="benchmarks.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only the headline tables (make bench-quick)")
+    parser.add_argument("--scale", choices=("ci", "full"), default=os.environ.get("BENCH_SCALE") or "full",
+                        help="graph sizes: full (issue 13's) or ci (tiny); default $BENCH_SCALE or full")
+    parser.add_argument("--budget", type=float, default=None, metavar="S",
+                        help="seconds for the tables after the graphs are ready (default 110 quick, 450 full)")
+    parser.add_argument("--only", default="", metavar="A,B", help="sections to run: wall, versus, outcore, load, "
+                                                                  "bmf, breakdown (default: all of the mode's)")
+    parser.add_argument("--gapbs-format", choices=("wsg", "wel"), default="wsg",
+                        help="gapbs input: wsg (serialized, read in <1 s; default) or wel (text)")
+    parser.add_argument("--threads", type=int, default=min(16, os.cpu_count() or 1), help="gapbs threads (16)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="JSON lines appended here")
+    parser.add_argument("--graphs-dir", type=Path, default=None, help="graph cache (default build/bench/graphs)")
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "build" / "bench" / "out",
+                        help="where ./sssp's output files go")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    began = time.perf_counter()
+    os.environ.setdefault("SSSP_CACHE_DIR", str(ROOT / "build" / "bench" / "cache"))
+    from benchmarks import graphs
+
+    if args.graphs_dir is not None:
+        graphs.GRAPHS_DIR = args.graphs_dir
+    plan = QUICK if args.quick else FULL
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    plan = [(name, share) for name, share in plan if not only or name in only]
+    settings = Settings(args.scale, args.quick, args.gapbs_format, args.threads, args.out_dir)
+    if args.scale == "ci":
+        settings.wall_repeats, settings.opt_repeats, settings.kernel_repeats = 1, 2, 1
+        settings.gunrock_runs, settings.run_timeout = 2, 60.0
+    print(f"benchmarks: {'quick' if args.quick else 'full'}, scale {args.scale}, tables: "
+          f"{', '.join(name for name, _ in plan)}", flush=True)
+    prepare_s = graphs.prepare(args.scale, gapbs_format=args.gapbs_format)
+
+    from sssp_gpu.device import select_device  # after the forked generators: CUDA starts here
+    device = select_device()
+    budget = Budget(args.budget if args.budget is not None else (110.0 if args.quick else 450.0))
+    record = Recorder(args.results, commit=_commit(), machine=socket.gethostname(), scale=args.scale,
+                      quick=args.quick, device=device.name)
+    from benchmarks import tools
+    print(f"device: {device.timing_label}; graphs {graphs.folder(args.scale)} (ready in {prepare_s:.1f} s); "
+          f"budget {budget.limit_s:.0f} s; gapbs: {tools.find('gapbs') or 'absent'}; "
+          f"Gunrock: {tools.find('gunrock') or 'absent'}", flush=True)
+    failures = _run_sections(plan, settings, budget, record, device)
+    total = time.perf_counter() - began
+    print(f"\nbenchmarks done in {total:.1f} s ({prepare_s:.1f} s preparing graphs, "
+          f"{budget.elapsed():.1f} s of tables, budget {budget.limit_s:.0f} s); results in {args.results}")
+    if budget.skipped:
+        print(f"skipped for time ({len(budget.skipped)}):")
+        for item in budget.skipped:
+            print(f"  - {item}")
+    record("summary", total_s=total, prepare_s=prepare_s, tables_s=budget.elapsed(), budget_s=budget.limit_s,
+           skipped=budget.skipped, failures=failures)
+    if failures:
+        print(f"{failures} measurement(s) gave distances that differ from scipy's", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _run_sections(plan, settings, budget, record, device) -> int:
+    from benchmarks import graphs, load, methods, versus, wall
+
+    measured: dict = {}
+    failures = 0
+
+    def need_measured():
+        if not measured:
+            for spec in graphs.specs(settings.scale):
+                graph = graphs.load(settings.scale, spec.key)
+                expected, _ = versus.scipy_dijkstra(graph)
+                measured[spec.key] = {"graph": graph, "expected": expected, "label": spec.label}
+        return measured
+
+    for name, share in plan:
+        budget.section(share)
+        print(f"\n=== {name} ({budget.left():.0f} s for this table) ===", flush=True)
+        if name == "wall":
+            wall.bench(settings, budget, record)
+        elif name == "versus":
+            measured.update(versus.bench(settings, budget, record, device))
+            failures += measured.pop("_failures", 0)
+        elif name == "outcore":
+            if not any("incore" in m for m in measured.values()):
+                print("  (opt incore not measured in this run: outcore needs the versus table first)")
+                continue
+            failures += versus.outcore(settings, budget, record, device, measured)
+        elif name == "load":
+            load.bench(settings, budget, record)
+        elif name == "bmf":
+            failures += methods.bmf_configs(settings, budget, record, device, need_measured())
+        elif name == "breakdown":
+            failures += methods.breakdown(settings, budget, record, device, need_measured())
+    return failures
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
