@@ -1,65 +1,31 @@
-"""fetch against a local HTTP server: checksum, truncation + resume, wrong checksum, no server; synth command."""
+"""fetch against a local HTTP server: checksum, truncation + resume, wrong checksum, no server; nothing
+unverified ever under the final name (corrupt body, bad counts, gzip bomb, endless body); trust on
+first use; redirects; the CLI's limits; the synth command."""
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
-import http.server
 import io
 import socket
-import threading
 
 import pytest
 
 from grader.commands import fetch
 from grader.commands import synth as synth_command
 from sssp_common.loader import load_graph
+from tests import http_server
 
 EDGES = "".join(f"{i}\t{(i * 7 + 1) % 500}\n" for i in range(5000))
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    """Serves ``server.files``; honours Range unless ``server.ranges`` is off; ``server.cut``
-    makes the next full response stop after that many bytes (Content-Length still says all)."""
-
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        data = self.server.files.get(self.path.lstrip("/"))
-        self.server.requests.append((self.path, self.headers.get("Range")))
-        if data is None:
-            self.send_error(404)
-            return
-        start = 0
-        wanted = self.headers.get("Range")
-        if wanted and self.server.ranges:
-            start = int(wanted.split("=")[1].split("-")[0])
-            if start >= len(data):
-                self.send_error(416)
-                return
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        else:
-            self.send_response(200)
-        body = data[start:]
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.server.cut is not None:
-            body, self.server.cut = body[:self.server.cut], None
-        self.wfile.write(body)
-        self.wfile.flush()
-        self.close_connection = True
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def server():
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.files, httpd.requests, httpd.ranges, httpd.cut = {}, [], True, None
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+def server(monkeypatch):
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    httpd = http_server.start()
     yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    http_server.stop(httpd)
 
 
 def _catalogue(tmp_path, port, sha256="", edges=5000, size=0, name="toy"):
@@ -172,6 +138,142 @@ def test_real_catalogue_urls_are_snap():
     from grader.datasets import load_catalogue
     urls = {e.url for e in load_catalogue().values() if e.url}
     assert "https://snap.stanford.edu/data/higgs-social_network.edgelist.gz" in urls and len(urls) == 6
+
+
+# ---------------------------------------------------------------- nothing unverified counts
+
+def _fails_then_nothing_is_present(server, tmp_path, body, message, **catalogue):
+    """A failing fetch leaves nothing a later fetch would accept: the rerun downloads again."""
+    server.files["toy.txt.gz"] = body
+    catalogue = _catalogue(tmp_path, server.server_port, **catalogue)
+    data_dir = tmp_path / "data"
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out) == 1
+    assert message in out.getvalue() and "Traceback" not in out.getvalue()
+    assert sorted(p.name for p in data_dir.iterdir()) == []  # no file, no .part, no staging, no record
+    before = len(server.requests)
+    again = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=again) == 1
+    assert "already present" not in again.getvalue() and len(server.requests) == before + 1
+    return out.getvalue()
+
+
+def test_a_corrupt_body_is_never_present(server, tmp_path):
+    data, _ = _payload()
+    corrupt = bytearray(data)
+    corrupt[len(corrupt) // 2] ^= 0xFF
+    _fails_then_nothing_is_present(server, tmp_path, bytes(corrupt), "the download was deleted")
+
+
+def test_failed_counts_are_never_present(server, tmp_path):
+    data, _ = _payload()
+    _fails_then_nothing_is_present(server, tmp_path, data, "5,000 edges, expected 4,999", edges=4999)
+
+
+def test_a_gzip_bomb_leaves_no_file_and_no_cache_entry(server, tmp_path):
+    import zlib
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = b"".join([packer.compress(b"\0" * (1 << 20)) for _ in range(64)] + [packer.flush()])
+    text = _fails_then_nothing_is_present(server, tmp_path, bomb, "gzip bomb")
+    assert "decompresses to more than" in text
+    cache = tmp_path / "cache" / "graphs"
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+def test_an_endless_body_is_capped_and_deleted(server, tmp_path):
+    data, _ = _payload()
+    server.behaviours["toy.txt.gz"] = ("endless", None)
+    out = io.StringIO()
+    data_dir = tmp_path / "data"
+    catalogue = _catalogue(tmp_path, server.server_port, size=len(data))
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out) == 1
+    assert f"more than the {len(data) + 65536:,} bytes expected" in out.getvalue()
+    assert list(data_dir.iterdir()) == []
+
+
+def test_a_stalled_server_keeps_the_prefix_for_resuming(server, tmp_path):
+    server.behaviours["toy.txt.gz"] = ("trickle", 10.0)
+    out = io.StringIO()
+    data_dir = tmp_path / "data"
+    limits = fetch.Limits(idle_s=1)
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=_catalogue(tmp_path, server.server_port), out=out,
+                     limits=limits) == 1
+    assert "no data for 1 s" in out.getvalue()
+    assert [p.name for p in data_dir.iterdir()] == ["toy.txt.gz.part"]
+
+
+# ---------------------------------------------------------------- trust on first use
+
+def test_trust_on_first_use(server, tmp_path):
+    data, digest = _payload()
+    server.files["toy.txt.gz"] = data
+    catalogue = _catalogue(tmp_path, server.server_port)  # no published sha256
+    data_dir = tmp_path / "data"
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out) == 0
+    record = data_dir / "toy.txt.gz.sha256"
+    assert record.read_text() == f"{digest}  toy.txt.gz\n"
+    assert "trust on first use" in out.getvalue() and str(record) in out.getvalue()
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out) == 0
+    assert "already present, sha256 checked" in out.getvalue()
+    # the server's file changes: a forced fetch refuses it and keeps the trusted copy
+    server.files["toy.txt.gz"] = gzip.compress(EDGES.encode(), mtime=1)
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, force=True, out=out) == 1
+    assert "recorded by the first download" in out.getvalue()
+    assert (data_dir / "toy.txt.gz").read_bytes() == data and not (data_dir / "toy.txt.gz.part").exists()
+    # the local copy changes: found, not deleted
+    (data_dir / "toy.txt.gz").write_bytes(server.files["toy.txt.gz"])
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out) == 1
+    assert "is not the one recorded" in out.getvalue() and (data_dir / "toy.txt.gz").exists()
+
+
+def test_a_present_file_without_any_checksum_is_verified_first(server, tmp_path):
+    data, digest = _payload()
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "toy.txt.gz").write_bytes(data[:-100])  # e.g. left by an older fetch
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=_catalogue(tmp_path, server.server_port), out=out) == 1
+    assert "exists but fails verification" in out.getvalue() and "truncated" in out.getvalue()
+    (data_dir / "toy.txt.gz").write_bytes(data)
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=_catalogue(tmp_path, server.server_port), out=out) == 0
+    assert "already present, verified" in out.getvalue() and server.requests == []
+    assert (data_dir / "toy.txt.gz.sha256").read_text().split()[0] == digest
+
+
+# ---------------------------------------------------------------- redirects and the command line
+
+def test_cross_host_redirect_needs_the_flag(server, tmp_path):
+    data, digest = _payload()
+    server.files["real.txt.gz"] = data
+    server.behaviours["toy.txt.gz"] = ("redirect", http_server.url(server, "real.txt.gz", host="localhost"))
+    catalogue = _catalogue(tmp_path, server.server_port, digest)
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=tmp_path / "d", catalogue=catalogue, out=out) == 1
+    assert "--allow-redirect-host" in out.getvalue()
+    allowed = fetch.Limits(allow_redirect_host=True)
+    assert fetch.run(["toy"], data_dir=tmp_path / "d", catalogue=catalogue, out=io.StringIO(), limits=allowed) == 0
+
+
+def test_command_line_limits():
+    parser = argparse.ArgumentParser()
+    fetch.add_arguments(parser)
+    args = parser.parse_args(["roadNet-CA", "--deadline", "90", "--idle-timeout", "5", "--min-rate", "1000",
+                              "--allow-redirect-host"])
+    seen = {}
+    original = fetch.run
+    try:
+        fetch.run = lambda **kwargs: seen.update(kwargs) or 0
+        assert fetch.run_from_args(args) == 0
+    finally:
+        fetch.run = original
+    assert seen["limits"] == fetch.Limits(deadline_s=90, idle_s=5, min_rate=1000, allow_redirect_host=True)
+    defaults = parser.parse_args(["roadNet-CA"])
+    assert (defaults.deadline, defaults.idle_timeout, defaults.allow_redirect_host) == (3600, 60, False)
 
 
 # ---------------------------------------------------------------- synth command
