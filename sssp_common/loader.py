@@ -10,6 +10,9 @@ Parsing is the slowest thing the grader does per run, so there are three layers:
    accepts mixed 2/3-column files and otherwise finds the exact line that is wrong.
 
 Validation (ranges, negative weights) is vectorised and runs on every uncached load.
+Every byte read passes a line-length guard (no line over 1 MB, named by number), so an
+endless line (``/dev/zero``, a gzip bomb of one character) stops at once. Pipes, FIFOs and
+``/dev/stdin`` are read once into memory (at most :data:`STREAM_LIMIT` bytes), never cached.
 """
 from __future__ import annotations
 
@@ -21,8 +24,10 @@ import os
 import re
 import shutil
 import sys
+import stat as stat_module
 import tempfile
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -33,13 +38,17 @@ from .files import cache_dir
 from .graph import Graph
 
 INT32_MAX = np.iinfo(np.int32).max
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
+LINE_LIMIT = 1 << 20     # bytes in one line, newline excluded
+STREAM_LIMIT = 8 << 30   # bytes read from a pipe or FIFO (compressed, if it is gzip)
+_READ_CHUNK = 1 << 18    # < LINE_LIMIT: a line longer than the limit spans chunks
+_GZIP_MAGIC = b"\x1f\x8b"
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 _DIMACS_ARC = np.dtype([("tag", "S1"), ("u", np.int64), ("v", np.int64), ("w", np.int64)])
 
 
 def load_graph(path, cache: bool = True) -> Graph:
-    """Load ``path`` (SNAP text or DIMACS ``.gr``, optionally gzipped)."""
+    """Load ``path`` (SNAP text or DIMACS ``.gr``, optionally gzipped; a file or a stream)."""
     path = Path(path)
     try:
         stat = path.stat()
@@ -51,16 +60,18 @@ def load_graph(path, cache: bool = True) -> Graph:
         raise InputError(path, "is a folder, not a graph file")
     if not os.access(path, os.R_OK):
         raise InputError(path, "permission denied")
+    if not stat_module.S_ISREG(stat.st_mode):
+        return _parse(path, _read_stream(path))
 
-    cache_dir = _cache_entry(path, stat) if cache else None
-    if cache_dir is not None and cache_dir.is_dir():
-        graph = _read_cache(cache_dir)
+    entry = _cache_entry(path) if cache else None
+    if entry is not None and entry.is_dir():
+        graph = _read_cache(entry, path)
         if graph is not None:
             return graph
 
     graph = _parse(path)
-    if cache_dir is not None:
-        _write_cache(cache_dir, graph)
+    if entry is not None:
+        _write_cache(entry, graph)
     return graph
 
 
@@ -69,55 +80,179 @@ def is_dimacs(path) -> bool:
     return name.endswith(".gr") or name.endswith(".gr.gz")
 
 
+# ---------------------------------------------------------------- reading
+
+class LineTooLong(InputError):
+    """A line over :data:`LINE_LIMIT` bytes."""
+
+
+class _LineGuard(io.RawIOBase):
+    """A byte stream that fails, naming the line, as soon as a line passes :data:`LINE_LIMIT`."""
+
+    def __init__(self, raw, path):
+        self.raw, self.path = raw, path
+        self.lines = 0  # newlines seen
+        self.run = 0    # bytes since the last newline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")[:_READ_CHUNK]
+        data = self.raw.read(len(view))
+        view[:len(data)] = data
+        self.check(data)
+        return len(data)
+
+    def check(self, data: bytes) -> None:
+        first = data.find(b"\n")
+        if first < 0:
+            self.run += len(data)
+        else:
+            if self.run + first > LINE_LIMIT:
+                self.fail()
+            self.lines += data.count(b"\n")
+            self.run = len(data) - 1 - data.rfind(b"\n")
+        if self.run > LINE_LIMIT:
+            self.fail()
+
+    def fail(self):
+        raise LineTooLong(self.path, f"line longer than {LINE_LIMIT // (1 << 20)} MB (not a text edge list?)",
+                         self.lines + 1)
+
+    def close(self):
+        self.raw.close()
+        super().close()
+
+
+class _Source:
+    """Where a graph's bytes come from: a regular file (reopened per pass) or a stream's
+    bytes, read once. ``path`` names it in messages."""
+
+    def __init__(self, path: Path, data: bytes | None = None):
+        self.path, self.data = path, data
+        head = data[:2] if data is not None else _head(path)
+        self.gzipped = path.name.lower().endswith(".gz") or head == _GZIP_MAGIC
+        self.dimacs = is_dimacs(path) or (data is not None and _looks_dimacs(self))
+
+    def open_text(self):
+        raw = io.BytesIO(self.data) if self.data is not None else open(self.path, "rb")
+        if self.gzipped:
+            raw = gzip.GzipFile(fileobj=raw, mode="rb")
+        guarded = io.BufferedReader(_LineGuard(raw, self.path), buffer_size=_READ_CHUNK)
+        return io.TextIOWrapper(guarded, encoding="utf-8", errors="replace", newline=None)
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as stream:
+        return stream.read(2)
+
+
+def _looks_dimacs(source: _Source) -> bool:
+    """A stream has no name to go by: DIMACS when its first token is ``c`` or ``p``."""
+    with source.open_text() as stream:
+        for line in stream:
+            tokens = line.split()
+            if tokens:
+                return tokens[0] in ("c", "p")
+    return False
+
+
+def _read_stream(path: Path) -> bytes:
+    """A pipe's or FIFO's bytes, read once; an endless line or stream is refused early."""
+    chunks, total = [], 0
+    try:
+        with open(path, "rb", buffering=0) as stream:
+            guard = None
+            while True:
+                block = stream.read(_READ_CHUNK)
+                if not block:
+                    break
+                if guard is None:  # gzip: lines are checked as it is decompressed
+                    guard = _LineGuard(None, path) if block[:2] != _GZIP_MAGIC else False
+                if guard:
+                    guard.check(block)
+                total += len(block)
+                if total > STREAM_LIMIT:
+                    raise InputError(path, f"stream longer than {STREAM_LIMIT >> 30} GB")
+                chunks.append(block)
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    return b"".join(chunks)
+
+
 # ---------------------------------------------------------------- parsing
 
-def _open_text(path: Path):
-    if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace", newline=None)
-    return open(path, "r", encoding="utf-8", errors="replace", newline=None)
+_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
-def _parse(path: Path) -> Graph:
+def _parse(path: Path, data: bytes | None = None) -> Graph:
+    source = None
     try:
-        if is_dimacs(path):
-            return _parse_dimacs(path)
-        return _parse_snap(path)
-    except (OSError, EOFError, gzip.BadGzipFile) as err:
-        raise InputError(path, f"cannot read: {err}") from None
+        source = _Source(path, data)
+        if source.dimacs:
+            return _parse_dimacs(source)
+        return _parse_snap(source)
+    except LineTooLong:
+        raise
+    except InputError:
+        # A flipped byte in a gzip file decodes to garbage before its checksum is reached:
+        # say that the file is corrupt, not that a line of the garbage is wrong.
+        if source is not None and source.gzipped:
+            _check_gzip(source)
+        raise
+    except _GZIP_ERRORS as err:
+        raise InputError(path, f"corrupt gzip data: {err}") from None
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
 
 
-def _parse_snap(path: Path) -> Graph:
-    columns = _first_data_columns(path, comment="#")
+def _check_gzip(source: _Source) -> None:
+    raw = io.BytesIO(source.data) if source.data is not None else open(source.path, "rb")
+    try:
+        with gzip.GzipFile(fileobj=raw, mode="rb") as stream:
+            while stream.read(1 << 22):
+                pass
+    except _GZIP_ERRORS as err:
+        raise InputError(source.path, f"corrupt gzip data: {err}") from None
+    finally:
+        raw.close()
+
+
+def _parse_snap(source: _Source) -> Graph:
+    path = source.path
+    columns = _first_data_columns(source, comment="#")
     if columns is None:
         raise InputError(path, "no edges: the file has no data lines")
     table = None
     if columns >= 2:
         usecols = (0, 1, 2) if columns >= 3 else (0, 1)
-        with _open_text(path) as stream, warnings.catch_warnings():
+        with source.open_text() as stream, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 table = np.loadtxt(stream, dtype=np.int64, comments="#", usecols=usecols, ndmin=2)
             except ValueError:
                 table = None  # the careful path says exactly what is wrong
     if table is None:
-        src, dst, w, lines = _careful_snap(path)
+        src, dst, w, lines = _careful_snap(source)
     else:
         src, dst = table[:, 0], table[:, 1]
         w = table[:, 2] if table.shape[1] > 2 else None
         lines = None
-    return _validated(path, src, dst, w, n=None, lines=lines, comment="#")
+    return _validated(source, src, dst, w, n=None, lines=lines, comment="#")
 
 
-def _parse_dimacs(path: Path) -> Graph:
-    declared_n, declared_m, problem_line = _dimacs_problem_line(path)
-    with _open_text(path) as stream, warnings.catch_warnings():
+def _parse_dimacs(source: _Source) -> Graph:
+    path = source.path
+    declared_n, declared_m, problem_line = _dimacs_problem_line(source)
+    with source.open_text() as stream, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             table = np.loadtxt(stream, dtype=_DIMACS_ARC, comments=("c", "p"), ndmin=1)
         except ValueError:
             table = None
     if table is None or not bool(np.all(table["tag"] == b"a")):
-        src, dst, w, lines = _careful_dimacs(path)
+        src, dst, w, lines = _careful_dimacs(source)
     else:
         src, dst, w, lines = table["u"], table["v"], table["w"], None
     if src.size == 0:
@@ -127,22 +262,23 @@ def _parse_dimacs(path: Path) -> Graph:
               file=sys.stderr)
     if min(src.min(), dst.min()) < 1:
         row = int(np.flatnonzero((src < 1) | (dst < 1))[0])
-        raise InputError(path, "DIMACS vertex ids start at 1", _line_of(path, row, lines, comment=("c", "p")))
+        raise InputError(path, "DIMACS vertex ids start at 1", _line_of(source, row, lines, comment=("c", "p")))
     if max(src.max(), dst.max()) > declared_n:
         row = int(np.flatnonzero((src > declared_n) | (dst > declared_n))[0])
         raise InputError(path, f"vertex id above the declared count {declared_n}",
-                         _line_of(path, row, lines, comment=("c", "p")))
-    return _validated(path, src - 1, dst - 1, w, n=declared_n, lines=lines, comment=("c", "p"))
+                         _line_of(source, row, lines, comment=("c", "p")))
+    return _validated(source, src - 1, dst - 1, w, n=declared_n, lines=lines, comment=("c", "p"))
 
 
-def _validated(path, src, dst, w, n, lines, comment) -> Graph:
+def _validated(source: _Source, src, dst, w, n, lines, comment) -> Graph:
     """Range checks shared by both formats; errors name the offending line."""
+    path = source.path
     if src.size == 0:
         raise InputError(path, "no edges: the file has no data lines")
 
     def fail(mask, message):
         row = int(np.flatnonzero(mask)[0])
-        raise InputError(path, message, _line_of(path, row, lines, comment))
+        raise InputError(path, message, _line_of(source, row, lines, comment))
 
     lowest = min(int(src.min()), int(dst.min()))
     if lowest < 0:
@@ -160,8 +296,8 @@ def _validated(path, src, dst, w, n, lines, comment) -> Graph:
     return Graph.from_arrays(src, dst, w, n=n)
 
 
-def _first_data_columns(path: Path, comment: str) -> int | None:
-    with _open_text(path) as stream:
+def _first_data_columns(source: _Source, comment: str) -> int | None:
+    with source.open_text() as stream:
         for line in stream:
             tokens = line.split()
             if tokens and not tokens[0].startswith(comment):
@@ -169,10 +305,11 @@ def _first_data_columns(path: Path, comment: str) -> int | None:
     return None
 
 
-def _careful_snap(path: Path):
+def _careful_snap(source: _Source):
     """Line-by-line parse: accepts mixed 2/3 columns, names the first bad line."""
+    path = source.path
     src, dst, w, lines = [], [], [], []
-    with _open_text(path) as stream:
+    with source.open_text() as stream:
         for number, line in enumerate(stream, start=1):
             tokens = line.split()
             if not tokens or tokens[0].startswith("#"):
@@ -190,9 +327,10 @@ def _careful_snap(path: Path):
     return _as_int64(path, src, dst, w, lines)
 
 
-def _careful_dimacs(path: Path):
+def _careful_dimacs(source: _Source):
+    path = source.path
     src, dst, w, lines = [], [], [], []
-    with _open_text(path) as stream:
+    with source.open_text() as stream:
         for number, line in enumerate(stream, start=1):
             tokens = line.split()
             if not tokens or tokens[0] in ("c", "p"):
@@ -219,8 +357,9 @@ def _as_int64(path, src, dst, w, lines):
             np.array(w, dtype=np.int64), np.array(lines, dtype=np.int64))
 
 
-def _dimacs_problem_line(path: Path):
-    with _open_text(path) as stream:
+def _dimacs_problem_line(source: _Source):
+    path = source.path
+    with source.open_text() as stream:
         for number, line in enumerate(stream, start=1):
             tokens = line.split()
             if not tokens or tokens[0] == "c":
@@ -236,13 +375,13 @@ def _dimacs_problem_line(path: Path):
     raise InputError(path, "no problem line 'p sp N M'")
 
 
-def _line_of(path: Path, row: int, lines, comment) -> int:
+def _line_of(source: _Source, row: int, lines, comment) -> int:
     """File line number of data row ``row`` (only computed when reporting an error)."""
     if lines is not None:
         return int(lines[row])
     prefixes = (comment,) if isinstance(comment, str) else tuple(comment)
     seen = -1
-    with _open_text(path) as stream:
+    with source.open_text() as stream:
         for number, line in enumerate(stream, start=1):
             tokens = line.split()
             if tokens and not tokens[0].startswith(prefixes):
@@ -258,31 +397,61 @@ def cache_root() -> Path:
     return cache_dir("graphs")
 
 
-def _cache_entry(path: Path, stat) -> Path | None:
+def _cache_entry(path: Path) -> Path:
     identity = json.dumps([CACHE_FORMAT, *file_identity(path)])
     return cache_root() / hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 
-def _read_cache(entry: Path) -> Graph | None:
+_ARRAYS = ("src", "dst", "w")
+
+
+def _checksum(n: int, arrays) -> str:
+    """Adler-32 over the vertex count and every array's bytes (fast: ~3 GB/s); it catches
+    a damaged, truncated or replaced entry, not a forger."""
+    value = zlib.adler32(json.dumps([n] + [a.shape[0] for a in arrays]).encode())
+    for array in arrays:
+        value = zlib.adler32(memoryview(np.ascontiguousarray(array)).cast("B"), value)
+    return f"{value:08x}"
+
+
+def _read_cache(entry: Path, path: Path) -> Graph | None:
+    """The cached graph, checked; a bad entry is removed with a one-line warning (None)."""
     try:
         meta = json.loads((entry / "meta.json").read_text())
-        arrays = [np.load(entry / f"{name}.npy") for name in ("src", "dst", "w")]
-        return Graph(int(meta["n"]), *arrays)
-    except (OSError, ValueError, KeyError):
-        return None  # a damaged entry is re-parsed and rewritten
+        n, m = int(meta["n"]), int(meta["m"])
+        arrays = [np.load(entry / f"{name}.npy", allow_pickle=False) for name in _ARRAYS]
+        problem = None
+        if not 0 < n <= INT32_MAX or m < 1:
+            problem = f"counts out of range (n={n}, m={m})"
+        elif any(a.dtype != np.int32 or a.shape != (m,) for a in arrays):
+            problem = "arrays of the wrong type or length"
+        elif meta.get("checksum") != _checksum(n, arrays):
+            problem = "checksum mismatch"
+        if problem is None:
+            return Graph(n, *arrays)
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as err:
+        problem = f"unreadable ({type(err).__name__})"
+    print(f"sssp: warning: {path}: cached copy {entry} is damaged ({problem}); parsing the file again",
+          file=sys.stderr)
+    shutil.rmtree(entry, ignore_errors=True)
+    return None
 
 
 def _write_cache(entry: Path, graph: Graph) -> None:
-    """Best effort: a read-only or full cache folder only costs speed."""
+    """Best effort: a read-only or full cache folder only costs speed, and leaves nothing behind."""
+    staging = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".tmp-"))
-        for name in ("src", "dst", "w"):
-            np.save(staging / f"{name}.npy", getattr(graph, name))
-        (staging / "meta.json").write_text(json.dumps({"n": graph.n, "m": graph.m}))
-        try:
-            os.replace(staging, entry)
-        except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
+        arrays = [getattr(graph, name) for name in _ARRAYS]
+        for name, array in zip(_ARRAYS, arrays):
+            np.save(staging / f"{name}.npy", array)
+        meta = {"n": graph.n, "m": graph.m, "checksum": _checksum(graph.n, arrays)}
+        (staging / "meta.json").write_text(json.dumps(meta))
+        os.replace(staging, entry)
+        staging = None
     except OSError:
         pass
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)

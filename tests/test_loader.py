@@ -31,6 +31,12 @@ def test_missing_weight_is_one_and_columns_may_mix(tmp_path):
     assert (g.w.tolist(), g.n) == ([5, 1, 9], 4)
 
 
+def test_indented_comment_in_a_mixed_file(tmp_path):
+    """Mixed 2/3 columns take the careful path; a comment may be indented there too."""
+    g = load_graph(write(tmp_path, "0 1 5\n   # an indented comment 7 8\n\t#tab\n1 2\n2 3 9\n"))
+    assert (g.src.tolist(), g.dst.tolist(), g.w.tolist(), g.n) == ([0, 1, 2], [1, 2, 3], [5, 1, 9], 4)
+
+
 def test_gzip_and_dimacs(tmp_path):
     text = "c road\np sp 5 3\na 1 2 10\nc mid\na 2 3 20\na 3 1 5\n"
     gz = tmp_path / "r.gr.gz"
@@ -92,7 +98,7 @@ def test_missing_unreadable_and_folder(tmp_path):
     with pytest.raises(InputError, match="folder"):
         load_graph(tmp_path)
     broken = write(tmp_path, b"\x1f\x8b not really gzip", "broken.txt.gz")
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="corrupt gzip"):
         load_graph(broken)
 
 
