@@ -245,6 +245,17 @@ def test_a_present_file_without_any_checksum_is_verified_first(server, tmp_path)
     assert (data_dir / "toy.txt.gz.sha256").read_text().split()[0] == digest
 
 
+def test_a_garbled_record_stops_before_downloading(server, tmp_path):
+    data, _ = _payload()
+    server.files["toy.txt.gz"] = data
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "toy.txt.gz.sha256").write_text("garbage\n")
+    out = io.StringIO()
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=_catalogue(tmp_path, server.server_port), out=out) == 1
+    assert "not a sha256 record" in out.getvalue() and server.requests == []
+
+
 # ---------------------------------------------------------------- redirects and the command line
 
 def test_cross_host_redirect_needs_the_flag(server, tmp_path):

@@ -102,6 +102,7 @@ def fetch_one(entry: Dataset, folder: Path, force: bool = False, out=sys.stderr,
     if force:
         part.unlink(missing_ok=True)
     _remove_stale_staging(folder, entry)
+    recorded = read_record(target)  # a bad record stops us before the download, not after
     bounded = replace(limits or Limits(), max_bytes=max_download_bytes(entry))
     try:
         download(entry.url, part, bounded, out=out)
@@ -110,16 +111,15 @@ def fetch_one(entry: Dataset, folder: Path, force: bool = False, out=sys.stderr,
             part.unlink(missing_ok=True)
         raise
     try:
-        _install(entry, part, target, out)
+        _install(entry, part, target, recorded, out)
     except FetchError as err:
         part.unlink(missing_ok=True)
         raise FetchError(f"{err}; the download was deleted") from None
     return target
 
 
-def _install(entry: Dataset, part: Path, target: Path, out) -> None:
+def _install(entry: Dataset, part: Path, target: Path, recorded: str | None, out) -> None:
     """Verify the complete ``.part`` and only then give it its final name (and record its sha256)."""
-    recorded = read_record(target)
     found = inspect(part, entry)
     vouched = check_bytes(entry, found, recorded)
     check_lines(entry, found)
