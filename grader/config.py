@@ -65,6 +65,9 @@ class SweepConfig:
     data_dirs: tuple[Path, ...] = ()
     cache_dir: Path | None = None
     notes: tuple[str, ...] = field(default=())
+    executor: str = "local"        # [executor]: where cells run (grader.executors)
+    workers: int | None = None     # local: worker processes (default one per GPU)
+    scheduler: str | None = None   # dask: the scheduler's address
 
     @property
     def config_dir(self) -> Path:
@@ -72,8 +75,9 @@ class SweepConfig:
 
 
 TOP_KEYS = {"name", "graphs", "scale", "configs", "orderings", "methods", "reps", "timeout_s",
-            "program", "data_dirs", "cache_dir", "description"}
+            "program", "data_dirs", "cache_dir", "description", "executor"}
 PROGRAM_KEYS = {"label", "command", "sentinels"}
+EXECUTOR_KEYS = {"kind", "workers", "scheduler"}
 METHOD_KEYS = {"run_as", "usesmem", "orderings", "syncs"}
 
 
@@ -205,7 +209,26 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
         sentinels=tuple(sentinels),
         data_dirs=tuple(_path_list(raw.get("data_dirs", []), path.parent, "data_dirs")),
         cache_dir=_optional_path(raw.get("cache_dir"), path.parent, "cache_dir"),
+        **_executor(raw.get("executor", {})),
     )
+
+
+def _executor(table) -> dict:
+    """[executor]: kind = "local" | "dask", workers = N, scheduler = "tcp://HOST:8786"."""
+    if not isinstance(table, dict):
+        raise ConfigError("key 'executor': must be a table ([executor])")
+    bad = sorted(set(table) - EXECUTOR_KEYS)
+    if bad:
+        raise ConfigError(f"unknown key(s) executor.{', executor.'.join(bad)} (known: {', '.join(sorted(EXECUTOR_KEYS))})")
+    kind = table.get("kind", "local")
+    if kind not in ("local", "dask"):
+        raise ConfigError(f"key 'executor.kind': must be 'local' or 'dask', got {kind!r}")
+    scheduler = table.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise ConfigError("key 'executor.scheduler': must be an address such as 'tcp://HOST:8786'")
+    workers = table.get("workers")
+    return {"executor": kind, "workers": None if workers is None else _positive_int(workers, "key 'executor.workers'"),
+            "scheduler": scheduler.strip() if scheduler else None}
 
 
 def _choice_list(value, allowed, key) -> tuple[str, ...]:

@@ -62,6 +62,8 @@ class RunRecord:
     machine: str = ""
     commit: str = ""
     started_at: str = ""
+    worker: str = ""                   # the worker that ran it (local-0@host, a Dask worker's address)
+    gpu: str = ""                      # the GPU it saw (its CUDA_VISIBLE_DEVICES value); "" on the CPU
     extra: dict = field(default_factory=dict)   # fields a newer writer added (kept, not interpreted)
 
     def to_dict(self) -> dict:
