@@ -1,0 +1,175 @@
+// All pairs shortest paths on a dense N x N matrix (row = source), N a multiple of TILE.
+// Unreachable is Half<D>::inf, half the type's range, so the sum of two entries never
+// overflows and no saturating add is needed: entries never exceed their initial value
+// (<= inf), a sum never exceeds 2 * inf, and the host maps anything >= inf to unreachable.
+//
+// - apsp_fw_k: Floyd-Warshall, one launch per k (Hochberg, seed 002; Bodra's super naive);
+// - apsp_fw_diagonal + apsp_minplus_tiles: the three-phase blocked Floyd-Warshall (Bodra's
+//   tiled with shared memory). Phase 1 closes the diagonal tile K; phase 2 multiplies the
+//   row and column panels by that closure (the closure has a zero diagonal, so the product
+//   alone is the panel's FW update: a path's last (first) vertex in K splits it); phase 3
+//   is a min-plus product of the panels into every other tile. Phases 2 and 3 are the
+//   same kernel: C[I][J] = min(C[I][J], A[I][k] + B[k][J]) over k in [kbegin, kend);
+// - apsp_minplus_tiles over all k: one min-plus squaring (An, seed 001);
+// - apsp_batch_relax: a batch of sources' rows relaxed frontier by frontier (sssp-all).
+#include "common.cuh"
+
+#define TILE 128       // output tile edge; 256 threads, each 8 x 8 entries
+#define KC 16          // k-chunk staged in shared memory per step
+#define SUB 8          // TILE / 16
+
+template <typename D> struct Half;
+template <> struct Half<int> { static constexpr int inf = 0x3fffffff; };
+template <> struct Half<long long> { static constexpr long long inf = 0x3fffffffffffffffLL; };
+
+template <typename D>
+__device__ __forceinline__ D add_min(D a, D b, D c) {
+    const D s = a + b;
+    return s < c ? s : c;
+}
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12 && !defined(APSP_PLAIN_ADD_MIN)
+// Hopper's fused add-then-min (VIADDMNMX; emulated on older GPUs).
+template <>
+__device__ __forceinline__ int add_min<int>(int a, int b, int c) { return __viaddmin_s32(a, b, c); }
+#endif
+
+template <typename D>
+__global__ void apsp_fw_k(D* d, int N, int n, int k) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    const int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= n || j >= n) return;
+    const size_t row = (size_t)i * N;
+    const D dik = d[row + k];
+    if (dik >= Half<D>::inf) return;
+    d[row + j] = add_min(dik, d[(size_t)k * N + j], d[row + j]);
+}
+
+// Phase 1: the 128 x 128 tile (kb, kb) closed by 128 FW steps, kept in registers; each step
+// the owners of row k and column k publish them through shared memory. Thread (ty, tx)
+// owns rows ty + 16 r and columns tx + 16 c.
+template <typename D>
+__global__ void __launch_bounds__(256) apsp_fw_diagonal(D* d, int N, int kb) {
+    __shared__ D row_k[TILE], col_k[TILE];
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    D* base = d + (size_t)kb * TILE * N + (size_t)kb * TILE;
+    D a[SUB][SUB];
+#pragma unroll
+    for (int r = 0; r < SUB; ++r)
+#pragma unroll
+        for (int c = 0; c < SUB; ++c) a[r][c] = base[(size_t)(ty + 16 * r) * N + tx + 16 * c];
+    for (int k = 0; k < TILE; ++k) {
+        const int kr = k >> 4, ko = k & 15;
+#pragma unroll
+        for (int r = 0; r < SUB; ++r)
+#pragma unroll
+            for (int c = 0; c < SUB; ++c) {
+                if (r == kr && ty == ko) row_k[tx + 16 * c] = a[r][c];
+                if (c == kr && tx == ko) col_k[ty + 16 * r] = a[r][c];
+            }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < SUB; ++r) {
+            const D left = col_k[ty + 16 * r];
+#pragma unroll
+            for (int c = 0; c < SUB; ++c) a[r][c] = add_min(left, row_k[tx + 16 * c], a[r][c]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < SUB; ++r)
+#pragma unroll
+        for (int c = 0; c < SUB; ++c) base[(size_t)(ty + 16 * r) * N + tx + 16 * c] = a[r][c];
+}
+
+// C[I][J] = min(init[I][J], min over k in [kbegin, kend) of A[I][k] + B[k][J]) for one
+// 128 x 128 tile per block. mode 0: blockIdx (t, 0) is the row panel (kb, t) and (t, 1)
+// the column panel (t, kb), t != kb; mode 1: tile (blockIdx.y, blockIdx.x) unless in row
+// or column kb; mode 2: every tile. Each block reads all its A and B entries before it
+// writes C, and no other block reads its C tile, so C may be A or B (phase 2 in place).
+// changed: set (mode 2 only) when some entry ends below init (a squaring that helped).
+template <typename D>
+__global__ void __launch_bounds__(256) apsp_minplus_tiles(D* C, const D* A, const D* B, const D* init, int N,
+                                                          int kbegin, int kend, int mode, int kb, int* changed) {
+    __shared__ D As[KC][TILE + 1];  // A's chunk transposed: As[k][row]
+    __shared__ D Bs[KC][TILE];
+    int I, J;
+    if (mode == 0) {
+        if ((int)blockIdx.x == kb) return;
+        I = blockIdx.y == 0 ? kb : (int)blockIdx.x;
+        J = blockIdx.y == 0 ? (int)blockIdx.x : kb;
+    } else {
+        I = blockIdx.y;
+        J = blockIdx.x;
+        if (mode == 1 && (I == kb || J == kb)) return;
+    }
+    const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
+    const size_t row0 = (size_t)I * TILE, col0 = (size_t)J * TILE;
+    D acc[SUB][SUB];
+#pragma unroll
+    for (int r = 0; r < SUB; ++r)
+#pragma unroll
+        for (int c = 0; c < SUB; ++c) acc[r][c] = init[(row0 + ty + 16 * r) * N + col0 + tx + 16 * c];
+    for (int k0 = kbegin; k0 < kend; k0 += KC) {
+#pragma unroll
+        for (int i = 0; i < TILE * KC / 256; ++i) {
+            const int e = t + 256 * i;
+            const int ar = e / KC, ak = e % KC;        // A: 16 consecutive k of one row
+            As[ak][ar] = A[(row0 + ar) * N + k0 + ak];
+            const int bk = e / TILE, bc = e % TILE;    // B: one row of 128 columns
+            Bs[bk][bc] = B[(size_t)(k0 + bk) * N + col0 + bc];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < KC; ++k) {
+            D a[SUB], b[SUB];
+#pragma unroll
+            for (int r = 0; r < SUB; ++r) a[r] = As[k][ty + 16 * r];
+#pragma unroll
+            for (int c = 0; c < SUB; ++c) b[c] = Bs[k][tx + 16 * c];
+#pragma unroll
+            for (int r = 0; r < SUB; ++r)
+#pragma unroll
+                for (int c = 0; c < SUB; ++c) acc[r][c] = add_min(a[r], b[c], acc[r][c]);
+        }
+        __syncthreads();
+    }
+    int any = 0;
+#pragma unroll
+    for (int r = 0; r < SUB; ++r)
+#pragma unroll
+        for (int c = 0; c < SUB; ++c) {
+            const size_t at = (row0 + ty + 16 * r) * N + col0 + tx + 16 * c;
+            if (mode == 2 && acc[r][c] < init[at]) any = 1;
+            C[at] = acc[r][c];
+        }
+    if (any) *changed = 1;
+}
+
+// sssp-all: rows [first, first + batch) of the matrix, each a source's distances, relaxed
+// from the vertices that improved in the last round (vbf-flag over many sources at once).
+// mask and next_mask are batch x n; pair p = (source p / n, vertex p % n).
+template <typename D>
+__global__ void apsp_batch_relax(D* d, int N, int n, int first, long long pairs, const int* __restrict__ row_ptr,
+                                 const int2* __restrict__ adj, unsigned char* mask, unsigned char* next_mask,
+                                 int* changed) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    int any = 0;
+    for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < pairs; p += stride) {
+        if (!mask[p]) continue;
+        mask[p] = 0;
+        const long long s = p / n;
+        const int u = (int)(p - s * n);
+        D* row = d + (size_t)(first + s) * N;
+        const D du = row[u];
+        const int end = row_ptr[u + 1];
+        for (int e = row_ptr[u]; e < end; ++e) {
+            const int2 vw = adj[e];
+            const D candidate = du + (D)vw.y;
+            if (candidate < row[vw.x] && atomicMin(&row[vw.x], candidate) > candidate) {
+                next_mask[s * n + vw.x] = 1;
+                any = 1;
+            }
+        }
+    }
+    if (any) *changed = 1;
+}
