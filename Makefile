@@ -1,14 +1,15 @@
-# make sssp   : the ./sssp launcher (installs missing Python packages; compiles the CUDA kernels on a GPU machine)
+# make sssp   : the ./sssp and ./apsp launchers (installs missing Python packages; compiles the CUDA kernels on a GPU machine)
 # make test   : the test suite (CPU; GPU tests skip without a GPU)
 # make test-gpu: the GPU suite; a missing GPU is a failure
 # make bench  : every benchmark table, <= 8 min on the GPU machine (BENCH_SCALE=ci: tiny graphs, any machine)
 # make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min
+# make bench-classics: the seed papers' methods (vbf, harish, dijkstra, FW, min-plus) beside the papers' tables
 # make clean  : remove everything generated (sweep results in results/ are data: kept)
 PYTHON ?= python3
 PYTEST ?= $(PYTHON) -m pytest
-SOURCES := sssp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
+SOURCES := sssp.py apsp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/allpairs/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
 
-.PHONY: all deps test test-gpu bench bench-quick clean
+.PHONY: all deps test test-gpu bench bench-quick bench-classics clean
 
 all: sssp
 
@@ -24,6 +25,8 @@ deps:
 sssp: $(SOURCES) | deps
 	@printf '#!/bin/sh\n# made by "make sssp": runs sssp.py with the Python that built it\nexec "%s" "$$(dirname "$$0")/sssp.py" "$$@"\n' \
 	  "$$(command -v $(PYTHON))" > sssp.tmp && chmod +x sssp.tmp && mv sssp.tmp sssp
+	@printf '#!/bin/sh\n# made by "make sssp": runs apsp.py with the Python that built it\nexec "%s" "$$(dirname "$$0")/apsp.py" "$$@"\n' \
+	  "$$(command -v $(PYTHON))" > apsp.tmp && chmod +x apsp.tmp && mv apsp.tmp apsp
 	@$(PYTHON) -m sssp_gpu.warm
 
 test: sssp
@@ -38,6 +41,10 @@ bench: sssp
 bench-quick: sssp
 	$(PYTHON) -m benchmarks.run --quick $(BENCH_ARGS)
 
+# the seed papers' methods beside the papers' own tables (GPU; about 3 minutes)
+bench-classics: sssp
+	$(PYTHON) -m benchmarks.classics $(BENCH_ARGS)
+
 clean:
-	rm -rf sssp sssp.tmp build report/out .pytest_cache *.egg-info
+	rm -rf sssp sssp.tmp apsp apsp.tmp build report/out .pytest_cache *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
