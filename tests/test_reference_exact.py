@@ -97,3 +97,9 @@ def test_small_graphs_stay_on_float64(monkeypatch):
     g = random_graph(5)
     assert not reference.integer_mode(g)
     assert reference.distances_for_graph(g)[0] == 0
+
+
+def test_an_unusable_hint_falls_back_to_the_heap(monkeypatch):
+    monkeypatch.setattr(reference.solver, "exact_from_hint", lambda *a: None)
+    assert reference.solve(3, [0, 1, 0], [1, 2, 2], [BIG, 1, BIG + 2]).tolist() == [0, BIG, BIG + 1]
+    assert reference.solve(3, [0, 1, 0], [1, 2, 2], [BIG, -1, BIG]).tolist() == [0, BIG, BIG - 1]
