@@ -40,24 +40,27 @@ def squished(n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray) -> tuple[n
     each neighbourhood sorted by neighbour, one edge per (src, dst) with the least weight,
     no self-loops."""
     keep = src != dst
-    key = src[keep].astype(np.int64) << 32 | dst[keep].astype(np.int64)
-    w = w[keep]
-    if w.size and int(w.min()) == int(w.max()):  # equal weights: a plain sort (LiveJournal: seconds)
+    src, dst, w = src[keep], dst[keep], w[keep]
+    id_bits = max(int(n - 1).bit_length(), 1)
+    weight_bits = max(int(w.max(initial=0)).bit_length(), 1)
+    if 2 * id_bits + weight_bits <= 63:
+        # (src, dst, w) packed in one int64: one plain sort, the lightest of each (src, dst) first
+        key = (src.astype(np.int64) << (id_bits + weight_bits)) | (dst.astype(np.int64) << weight_bits) | w
         key.sort()
-        weight = np.full(key.shape[0], w[0] if w.size else 1, dtype=np.int32)
+        weight = (key & ((1 << weight_bits) - 1)).astype(np.int32)
+        pair = key >> weight_bits
     else:
-        order = np.argsort(key, kind="stable")
-        key, w = key[order], w[order]
-        weight = None
-    first = np.ones(key.shape[0], dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    starts = np.flatnonzero(first)
-    weight = weight[starts] if weight is not None else np.minimum.reduceat(w, starts) if starts.size else w
-    key = key[starts]
-    heads = (key & 0xFFFFFFFF).astype(np.int32)
+        pair = src.astype(np.int64) << 32 | dst.astype(np.int64)
+        order = np.lexsort((w, pair))
+        pair, weight = pair[order], w[order]
+        id_bits = 32
+    first = np.ones(pair.shape[0], dtype=bool)
+    first[1:] = pair[1:] != pair[:-1]
+    pair, weight = pair[first], weight[first]
+    heads = (pair & ((1 << id_bits) - 1)).astype(np.int32)
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(key >> 32, minlength=n), out=offsets[1:])
-    return offsets, heads, weight.astype(np.int32)
+    np.cumsum(np.bincount(pair >> id_bits, minlength=n), out=offsets[1:])
+    return offsets, heads, weight
 
 
 def write_wsg(path, graph: Graph) -> None:

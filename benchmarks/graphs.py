@@ -72,7 +72,8 @@ def folder(scale: str, root: Path | None = None) -> Path:
 
 
 def path(scale: str, key: str, suffix: str, root: Path | None = None) -> Path:
-    """``<folder>/<key>.<suffix>``; the SNAP text of a stand-in is ``<key>.txt``."""
+    """``<folder>/<key>.<suffix>``; a stand-in's SNAP text is ``<key>.txt`` (source-sorted, as
+    ``grader synth`` writes it) and ``<key>.dst.txt`` (destination-sorted, for segscan)."""
     return folder(scale, root) / f"{key}.{suffix}"
 
 
@@ -119,11 +120,17 @@ def _write_format(scale: str, key: str, suffix: str, root) -> str:
         return ""
     started = time.perf_counter()
     graph = load(scale, key, root)
-    if suffix == "txt":
+    if suffix in ("txt", "dst.txt"):
         s = spec(scale, key)
-        write_edge_list(target, graph, header=f"{s.standin}~synth stand-in (benchmarks), scale {s.size}")
-        from sssp_common.loader import load_graph
-        load_graph(target)  # fills ./sssp's parse cache (SSSP_CACHE_DIR), so timed runs load cached
+        if suffix == "dst.txt":  # segscan's pairing: edges sorted by destination
+            graph = graph.reordered(np.argsort(graph.dst, kind="stable"))
+        write_edge_list(target, graph, header=f"{s.standin}~synth stand-in (benchmarks), scale {s.size}, "
+                                               f"{'destination' if suffix == 'dst.txt' else 'source'}-sorted")
+        try:  # fill ./sssp's parse cache (SSSP_CACHE_DIR) now, in parallel with the other files
+            from sssp_common.loader import load_graph
+            load_graph(target)
+        except Exception as err:  # the warm-up run will parse it instead
+            return f"{key}.txt: written; parse cache not filled ({type(err).__name__}: {err})"
     else:
         {"wel": formats.write_wel, "wsg": formats.write_wsg, "mtx": formats.write_mtx}[suffix](target, graph)
     return f"{key}.{suffix}: written in {time.perf_counter() - started:.1f} s"
@@ -133,7 +140,7 @@ def needed_formats(scale: str, keys, gapbs_format: str) -> list[tuple[str, str]]
     jobs = []
     for key in keys:
         if spec(scale, key).kind == "standin":
-            jobs.append((key, "txt"))
+            jobs += [(key, "txt"), (key, "dst.txt")]
         jobs += [(key, gapbs_format), (key, "mtx")]
     return jobs
 
