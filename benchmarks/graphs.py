@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from sssp_common.edgelist import write_edge_list
+from sssp_common.files import atomic_writer
 from sssp_common.graph import Graph
 
 from . import formats
@@ -94,6 +95,12 @@ def load(scale: str, key: str, root: Path | None = None) -> Graph:
     return Graph(int(meta["n"]), *arrays)
 
 
+def load_csr(scale: str, key: str, root: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The graph's out-CSR (offsets, heads, weights): one edge per (src, dst), the lightest."""
+    with np.load(path(scale, key, "csr.npz", root)) as data:
+        return data["offsets"], data["heads"], data["weights"]
+
+
 # ---------------------------------------------------------------- preparing
 
 def _save_arrays(scale: str, key: str, root) -> str:
@@ -131,6 +138,10 @@ def _write_format(scale: str, key: str, suffix: str, root) -> str:
             load_graph(target)
         except Exception as err:  # the warm-up run will parse it instead
             return f"{key}.txt: written; parse cache not filled ({type(err).__name__}: {err})"
+    elif suffix == "csr.npz":  # the reference's input: scipy's matrix without re-sorting 69M edges
+        offsets, heads, weights = formats.squished(graph.n, graph.src, graph.dst, graph.w)
+        with atomic_writer(target, "wb") as stream:
+            np.savez(stream, offsets=offsets, heads=heads, weights=weights)
     else:
         {"wel": formats.write_wel, "wsg": formats.write_wsg, "mtx": formats.write_mtx}[suffix](target, graph)
     return f"{key}.{suffix}: written in {time.perf_counter() - started:.1f} s"
@@ -141,7 +152,7 @@ def needed_formats(scale: str, keys, gapbs_format: str) -> list[tuple[str, str]]
     for key in keys:
         if spec(scale, key).kind == "standin":
             jobs += [(key, "txt"), (key, "dst.txt")]
-        jobs += [(key, gapbs_format), (key, "mtx")]
+        jobs += [(key, "csr.npz"), (key, gapbs_format), (key, "mtx")]
     return jobs
 
 

@@ -86,8 +86,9 @@ def breakdown(settings, budget, record, device, measured: dict) -> int:
                 failures += cell["wrong_vertices"] > 0
                 record("breakdown", graph=key, device=device.name, method=name, sync=sync, ordering=by,
                        bsize=bsize, bcount=bcount, **cell)
+                per_edge = cell["edges_processed"] / max(m["graph"].m, 1)
                 rows.append([key, f"({bsize},{bcount})", name, sync, by, cell["computation_ms"],
-                             cell["filtering_ms"], cell["rounds"], f"{cell['edges_processed'] / max(m['graph'].m, 1):.2f}",
+                             cell["filtering_ms"], cell["rounds"], f"{per_edge:.2f}",
                              "ok" if not cell["wrong_vertices"] else "WRONG",
                              cell["computation_ms"] + cell["filtering_ms"]])
             print(f"  {key}: {name} {sync} done", flush=True)

@@ -118,7 +118,7 @@ def _run_sections(plan, settings, budget, record, device) -> int:
         if not measured:
             for spec in graphs.specs(settings.scale):
                 graph = graphs.load(settings.scale, spec.key)
-                expected, _ = versus.scipy_dijkstra(graph)
+                expected, _ = versus.scipy_dijkstra(graph.n, graphs.load_csr(settings.scale, spec.key))
                 measured[spec.key] = {"graph": graph, "expected": expected, "label": spec.label}
         return measured
 

@@ -24,24 +24,20 @@ DELTAS_FULL = {"grid-w": (8, 32, 64, 128, 256, 512), "grid-u": (1, 2, 4, 8), "rm
                "rmat-u": (1, 2, 4), "road": (1, 2, 4, 8, 16), "lj": (1, 2, 4)}
 
 
-def scipy_dijkstra(graph) -> tuple[np.ndarray, float]:
-    """Distances (int64, unreachable = the engine's INF) and the time of the Dijkstra call alone."""
+def scipy_dijkstra(n: int, csr) -> tuple[np.ndarray, float]:
+    """Distances (int64, unreachable = the engine's INF) and the time of the Dijkstra call alone,
+    on the out-CSR from :func:`benchmarks.graphs.load_csr` (duplicate edges merged to the
+    lightest: scipy's matrix would add them up)."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import dijkstra
     from sssp_gpu.methods.common import INF
 
-    # duplicate edges: keep the lightest (csr_matrix would add them up)
-    key = graph.src.astype(np.int64) * graph.n + graph.dst
-    order = np.lexsort((graph.w, key))
-    first = np.ones(order.shape[0], dtype=bool)
-    first[1:] = key[order][1:] != key[order][:-1]
-    keep = order[first]
-    matrix = sp.csr_matrix((graph.w[keep].astype(np.float64), (graph.src[keep], graph.dst[keep])),
-                           shape=(graph.n, graph.n))
+    offsets, heads, weights = csr
+    matrix = sp.csr_matrix((weights.astype(np.float64), heads, offsets), shape=(n, n))
     started = time.perf_counter()
     dist = dijkstra(matrix, directed=True, indices=0)
     seconds = time.perf_counter() - started
-    out = np.full(graph.n, INF, dtype=np.int64)
+    out = np.full(n, INF, dtype=np.int64)
     finite = np.isfinite(dist)
     out[finite] = dist[finite].astype(np.int64)
     return out, seconds * 1e3
@@ -85,7 +81,7 @@ def bench(settings, budget, record, device) -> dict:
     rows, measured, failures = [], {}, 0
     for spec in graphs.specs(settings.scale):
         graph = graphs.load(settings.scale, spec.key)
-        expected, scipy_ms = scipy_dijkstra(graph)
+        expected, scipy_ms = scipy_dijkstra(graph.n, graphs.load_csr(settings.scale, spec.key))
         opt = time_opt(graph, "incore", device, settings.opt_repeats, expected, budget, f"{spec.label}: opt incore")
         measured[spec.key] = {"graph": graph, "expected": expected, "incore": opt, "label": spec.label}
         failures += opt["wrong_vertices"] > 0
@@ -94,14 +90,16 @@ def bench(settings, budget, record, device) -> dict:
         if gapbs_bin is not None:
             each = wsg.stat().st_size / (0.8e9 if settings.gapbs_format == "wsg" else 0.1e9) + 0.3 + graph.m * 5e-9
             if budget.allows(each * len(deltas[spec.key]), f"{spec.label}: gapbs"):
-                gap = tools.gapbs_best(gapbs_bin, wsg, deltas[spec.key], settings.threads)
+                gap = tools.gapbs_best(gapbs_bin, wsg, deltas[spec.key], settings.threads,
+                                       timeout=max(60.0, 10 * each))
             else:
                 gap = tools.Outcome(None, "skipped for time")
         gun = tools.Outcome(None, {None: "no binary", False: "no GPU"}.get(gunrock_bin, ""))
         if gunrock_bin:
             mtx = graphs.path(settings.scale, spec.key, "mtx")
-            if budget.allows(mtx.stat().st_size / 60e6 + 2.0, f"{spec.label}: Gunrock"):
-                gun = tools.gunrock(gunrock_bin, mtx, settings.gunrock_runs)
+            estimate = mtx.stat().st_size / 60e6 + 2.0
+            if budget.allows(estimate, f"{spec.label}: Gunrock"):
+                gun = tools.gunrock(gunrock_bin, mtx, settings.gunrock_runs, timeout=max(60.0, 5 * estimate))
             else:
                 gun = tools.Outcome(None, "skipped for time")
         for name, outcome in (("gapbs", gap), ("Gunrock", gun)):

@@ -168,3 +168,12 @@ def test_prepared_files_are_reused(tmp_path, monkeypatch):
     graphs.prepare("ci", keys=["grid-w"], root=tmp_path, workers=1, log=lambda *a, **k: messages.append(a[0]))
     assert messages == [] and made.stat().st_mtime_ns == stamp
     assert graphs.load("ci", "grid-w", tmp_path).m == 2 * 2 * 24 * 23
+
+
+def test_scipy_reference_keeps_the_lightest_duplicate():
+    from benchmarks import versus
+    from sssp_gpu.methods.common import INF
+
+    graph = Graph.from_arrays([0, 0, 2, 1, 2], [1, 1, 2, 2, 0], [7, 3, 5, 4, 9], n=4)
+    dist, ms = versus.scipy_dijkstra(graph.n, formats.squished(graph.n, graph.src, graph.dst, graph.w))
+    assert dist.tolist() == [0, 3, 7, INF] and ms >= 0
