@@ -65,8 +65,9 @@ def format_rows(columns: list[np.ndarray], separator: bytes, words: dict[int, tu
         keep[:, offset:offset + width] = np.arange(width, dtype=np.int8)[None, :] >= (width - count)[:, None]
         if word is not None:
             rows_with_word, text = word
-            view[rows_with_word, width - len(text):] = np.frombuffer(text, dtype=np.uint8)
-            keep[rows_with_word, offset:offset + width] = np.arange(width)[None, :] >= width - len(text)
+            where = rows_with_word[:, None]
+            np.copyto(view[:, width - len(text):], np.frombuffer(text, dtype=np.uint8)[None, :], where=where)
+            np.copyto(keep[:, offset:offset + width], (np.arange(width) >= width - len(text))[None, :], where=where)
         offset += width
         matrix[:, offset] = ord("\n") if index == len(prepared) - 1 else separator[0]
         keep[:, offset] = True
