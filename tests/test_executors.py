@@ -7,6 +7,7 @@ import os
 import shlex
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -39,6 +40,9 @@ def _cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("SSSP_DEVICE", "cpu")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.delenv("FAKE_SLEEP", raising=False)
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def config_with(tmp_path: Path, graphs, methods, extra: str = "", configs: str = "[[256, 8]]") -> Path:
@@ -186,11 +190,49 @@ def test_a_program_that_kills_its_worker_is_recorded_as_failed_and_the_sweep_goe
     capsys.readouterr()
 
 
+def test_stopping_a_sweep_with_workers_stops_their_programs_and_it_resumes(tmp_path):
+    log = tmp_path / "logs"
+    log.mkdir()
+    config = config_with(tmp_path, [FIGURE1, tiny_graph(tmp_path)], ["showgpu"], configs=FIVE_CONFIGS,
+                         extra=f"--sleep 0.6 --logdir {shlex.quote(str(log))}")
+    results = tmp_path / "r.jsonl"
+    command = [sys.executable, "-m", "grader", "sweep", "--config", str(config), "--results", str(results),
+               "--workers", "2", "-q"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(read_rows(results, warn=None)) < 2:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    first = read_rows(results)
+    assert 2 <= len(first) < 10
+    time.sleep(0.3)
+    assert not programs_running(str(log)), "a worker's program outlived the sweep"
+    rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert_each_cell_once(results, 10)
+
+
+def programs_running(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in entry.joinpath("cmdline").read_bytes() \
+                    and entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
 def test_each_local_worker_sees_only_its_gpu_and_runs_never_overlap(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("SSSP_DEVICE")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")   # two "GPUs"; the stand-in only reads the variable
-    log = tmp_path / "log"
-    config = config_with(tmp_path, [FIGURE1], ["showgpu"], extra=f"--sleep 0.1 --log {shlex.quote(str(log))}",
+    log = tmp_path / "logs"
+    log.mkdir()
+    config = config_with(tmp_path, [FIGURE1], ["showgpu"], extra=f"--sleep 0.1 --logdir {shlex.quote(str(log))}",
                          configs=FIVE_CONFIGS)
     results = tmp_path / "r.jsonl"
     assert sweep.run(config=config, results=results, quiet=True) == 0
@@ -199,7 +241,7 @@ def test_each_local_worker_sees_only_its_gpu_and_runs_never_overlap(tmp_path, mo
     for row in rows:
         assert row["device"] == f"Fake GPU {row['gpu']}"      # the program saw its GPU and no other
     spans: dict[str, list] = {}
-    for line in log.read_text().splitlines():
+    for line in (entry.read_text().strip() for entry in log.iterdir()):
         gpu, began, ended = line.split()
         spans.setdefault(gpu, []).append((float(began), float(ended)))
     assert sorted(spans) == ["5", "7"]
