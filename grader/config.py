@@ -45,6 +45,14 @@ DEFAULT_METHODS: dict[str, MethodSpec] = {
     "tpe": MethodSpec("tpe", "tpe", "no", ("source",), SYNCS),
     "opt": MethodSpec("opt", "opt", "no", ("given", "source"), SYNCS),
 }
+# The seed papers' methods (issue 15): known by name (a sweep's list, --methods), run only when
+# named. They build a CSR, so the edge order does not matter: "given" only. vbf*: outcore is the
+# papers' prevDistance/distance pair, incore in place; harish and dijkstra mean the same by both.
+PAPER_METHOD_SPECS: dict[str, MethodSpec] = {
+    **{name: MethodSpec(name, name, "no", ("given",), SYNCS) for name in ("vbf", "vbf-stride", "vbf-flag")},
+    **{name: MethodSpec(name, name, "no", ("given",), ("outcore",)) for name in ("harish", "dijkstra")},
+}
+KNOWN_METHODS: dict[str, MethodSpec] = {**DEFAULT_METHODS, **PAPER_METHOD_SPECS}
 
 
 @dataclass(frozen=True)
@@ -153,11 +161,11 @@ def apply_overrides(config: SweepConfig, *, scale=None, program=None, graphs=Non
         changes["graphs"] = tuple(names)
     if methods is not None:
         wanted = _split_list(methods)
-        known = {m.name: m for m in config.methods}
+        known = {**KNOWN_METHODS, **{m.name: m for m in config.methods}}
         unknown = [name for name in wanted if name not in known]
         if unknown:
-            raise ConfigError(f"--methods: not in this sweep: {', '.join(unknown)} "
-                              f"(it has {', '.join(known)})")
+            raise ConfigError(f"--methods: unknown method(s) {', '.join(unknown)} "
+                              f"(known: {', '.join(known)})")
         changes["methods"] = tuple(known[name] for name in wanted)
     if reps is not None:
         changes["reps"] = _positive_int(reps, "--reps")
@@ -258,10 +266,10 @@ def _methods(value) -> tuple[MethodSpec, ...]:
         if not value:
             raise ConfigError("key 'methods': empty")
         for name in value:
-            if name not in DEFAULT_METHODS:
-                raise ConfigError(f"key 'methods': unknown method {name!r} (known: {', '.join(DEFAULT_METHODS)}; "
+            if name not in KNOWN_METHODS:
+                raise ConfigError(f"key 'methods': unknown method {name!r} (known: {', '.join(KNOWN_METHODS)}; "
                                   f"define others as [methods.NAME] tables)")
-        return tuple(DEFAULT_METHODS[name] for name in dict.fromkeys(value))
+        return tuple(KNOWN_METHODS[name] for name in dict.fromkeys(value))
     if not isinstance(value, dict) or not value:
         raise ConfigError("key 'methods': must be a list of method names or [methods.NAME] tables")
     specs = []
@@ -272,7 +280,7 @@ def _methods(value) -> tuple[MethodSpec, ...]:
         bad = sorted(set(table) - METHOD_KEYS)
         if bad:
             raise ConfigError(f"unknown key(s) {where}.{', '.join(bad)} (known: {', '.join(sorted(METHOD_KEYS))})")
-        base = DEFAULT_METHODS.get(name, MethodSpec(name, name, "no", ORDERINGS, SYNCS))
+        base = KNOWN_METHODS.get(name, MethodSpec(name, name, "no", ORDERINGS, SYNCS))
         run_as = table.get("run_as", base.run_as)
         usesmem = table.get("usesmem", base.usesmem)
         if not isinstance(run_as, str) or not run_as.strip():
