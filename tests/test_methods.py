@@ -5,8 +5,6 @@ agreement alone cannot show: tpe's list T, round counts, segscan's refusal, wide
 """
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
@@ -22,9 +20,8 @@ from sssp_gpu.methods.common import INF, SPEC_CONFIGS, Run
 METHOD_RUNS = [
     ("bmf", "outcore", False), ("bmf", "incore", False), ("bmf", "outcore", True),
     ("tpe", "outcore", False), ("tpe", "incore", False),
+    ("opt", "outcore", False), ("opt", "incore", False),
 ]
-if importlib.util.find_spec("sssp_gpu.methods.opt") is not None:
-    METHOD_RUNS += [("opt", "outcore", False), ("opt", "incore", False)]
 METHOD_IDS = [f"{m}-{s}{'-segscan' if u else ''}" for m, s, u in METHOD_RUNS]
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 ORDERINGS = ["given", "source", "destination"]
@@ -65,6 +62,12 @@ def test_figure1(device, method, sync, usesmem):
     for bsize, bcount in SPEC_CONFIGS:
         result = solve(figure1(), Run(method, sync, usesmem, bsize, bcount), device_for(device))
         assert result.dist.tolist() == FIGURE1_DIST
+
+
+@pytest.mark.gpu
+def test_real_graphs_are_present_for_the_gpu_suite():
+    """make test-gpu must check the real graphs: their absence fails it instead of skipping."""
+    assert REAL_GRAPHS, f"no real graphs in {SHARED_DATA} (stage ../shared/data for the GPU machine)"
 
 
 @pytest.mark.skipif(not REAL_GRAPHS, reason="../shared/data is absent")
