@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sssp_common.errors import DeviceError, InputError, UsageError
 from .methods.common import Run
-from .timing import Stages
+from .timing import Stages, process_start
 
 USAGE = """\
 usage: sssp -input FILE -bsize N -bcount N -output FILE METHOD -sync incore|outcore [-usesmem yes|no]
@@ -102,8 +102,8 @@ def _integer(values: dict, name: str) -> int | None:
 
 
 def main(argv: list[str] | None = None, started: float | None = None) -> int:
-    """``started``: ``time.perf_counter()`` when the interpreter began running sssp.py (the wall line)."""
-    started = time.perf_counter() if started is None else started
+    """``started``: ``time.perf_counter()`` at the top of sssp.py (the wall line's fallback start)."""
+    started = process_start(time.perf_counter() if started is None else started)
     argv = sys.argv[1:] if argv is None else argv
     if any(token.lstrip("-") in ("h", "help") for token in argv) or not argv:
         stream = sys.stdout if argv else sys.stderr

@@ -1,6 +1,7 @@
-"""Kernel timers: CUDA events on the GPU, ``perf_counter`` for the numpy fallback."""
+"""Timers: CUDA events on the GPU, ``perf_counter`` for the numpy fallback, and a run's wall time by stage."""
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 
@@ -46,11 +47,27 @@ class CpuTimer:
         return self._seconds * 1e3
 
 
+def process_start(fallback: float) -> float:
+    """``perf_counter()``'s reading when this process began (Linux: /proc/self/stat's start
+    time, to the clock tick), so the interpreter's own start-up counts too; ``fallback``
+    (taken at the top of sssp.py) where that cannot be read."""
+    try:
+        with open("/proc/self/stat", "rb") as stream:
+            fields = stream.read().rsplit(b")", 1)[1].split()
+        started_after_boot = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started_after_boot
+    except (OSError, ValueError, IndexError, AttributeError):
+        return fallback
+    now = time.perf_counter()
+    return now - age if 0 <= now - age <= fallback else fallback
+
+
 class Stages:
     """Wall time of one ``./sssp`` run by stage, for the ``wall:`` line (docs/CONTRACTS.md).
 
     Each :meth:`lap` charges the time since the previous one to a stage; the first lap
-    starts when the interpreter began running sssp.py, so imports count as start-up.
+    starts when the process began (:func:`process_start`), so the interpreter's start-up
+    and the imports count as start-up.
     """
 
     NAMES = ("start-up", "load", "device", "setup", "kernels", "output")
