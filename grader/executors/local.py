@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import socket
 import threading
 import time
 from collections import deque
@@ -31,7 +32,6 @@ class InlineExecutor:
     kind = "local"
 
     def __init__(self, fn: Callable, gpu: str | None = None, name: str = "local-0"):
-        import socket
         self._fn = fn
         self._gpu = gpu
         self._worker = f"{name}@{socket.gethostname()}"
@@ -159,7 +159,7 @@ class LocalExecutor:
                     self._todo.put((key, task, attempt + 1))
                     continue
                 outcome = Outcome(key, None, f"the worker process running it died {attempt} times "
-                                             f"(killed, out of memory, or killed by the program)", None, attempt)
+                                             f"(killed, out of memory, killed by the program, or could not start: see the grader's stderr)", None, attempt)
             except Exception as error:
                 outcome = Outcome(key, None, f"{type(error).__name__}: {error}", None, attempt)
             self._done.put(outcome)
