@@ -1,31 +1,34 @@
-"""Run one program under test, safely: own temp folder, own process group, capped capture.
+"""Run one program under test in the sandbox (grader/sandbox.py): own folder on a size-limited
+tmpfs, scrubbed environment, own uid when root, limits, and nothing left running afterwards.
 
-Why so careful: the program may hang, fork, print megabytes or leave files behind;
-none of that may stop or swamp the sweep. stdout and stderr go to files (no pipe can
-fill up), only a capped part of them is read back, and a timeout kills the whole group.
+Why so careful: the program may hang, fork, print gigabytes, write without end, or try to
+reach the grader's files; none of that may stop, swamp or corrupt the sweep. stdout and
+stderr go to files the program cannot see (no pipe can fill up); only the head and the tail
+of each are read back; the output file is opened without following links and refused past
+a size the caller sets (check.py does that).
 """
 from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
-import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from grader import sandbox as sb
+
 STDOUT_HEAD_BYTES = 64 * 1024
+STDOUT_TAIL_BYTES = 64 * 1024
 STDERR_TAIL_BYTES = 8 * 1024
-KILL_GRACE_S = 1.0
+DEFAULT_FILE_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
 class RunResult:
     argv: list[str]
-    exit_code: int | None        # None: killed by the timeout
+    exit_code: int | None        # None: killed by the timeout (or never started: launch_error)
     stdout_head: str
     stderr_tail: str
     output_path: Path            # may not exist; only valid inside the `with`
@@ -33,79 +36,92 @@ class RunResult:
     timeout_s: float
     stdout_bytes: int = 0
     launch_error: str = ""       # the program could not be started at all
+    stdout_tail: str = ""        # the last STDOUT_TAIL_BYTES when stdout was longer than the head
+    protections: dict = field(default_factory=dict)
+    leftovers: int = 0           # descendants still running when the program ended (killed)
 
     @property
     def timed_out(self) -> bool:
         return self.exit_code is None and not self.launch_error
 
+    @property
+    def stdout_text(self) -> str:
+        """Head and tail (what the timing lines are looked for in)."""
+        return self.stdout_head + ("\n" + self.stdout_tail if self.stdout_tail else "")
+
 
 @contextmanager
 def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *, env: dict | None = None,
-                output_name: str = "output.txt", tmp_root: Path | None = None) -> Iterator[RunResult]:
-    """Run make_argv(output_path) in a fresh temp folder; yield the result; remove the folder.
+                output_name: str = "output.txt", tmp_root: Path | None = None,
+                sandbox: sb.Sandbox | None = None, file_limit_bytes: int = DEFAULT_FILE_LIMIT,
+                reach: Callable[[list[str]], list[str]] | None = None) -> Iterator[RunResult]:
+    """Run make_argv(output_path) in a fresh private folder; yield the result; remove everything.
 
     Use as `with run_program(...) as result: check(result)` so the output file is read
-    before it is cleaned away.
+    before it is cleaned away. Without `sandbox` the run is isolated in every way but the
+    user (Sandbox(user="never")); `reach(argv)` lists the paths the sandbox user must be able
+    to reach for the run to drop to it (default: the program itself).
     """
-    top = Path(tempfile.mkdtemp(prefix="grader-run-", dir=tmp_root))
+    settings = sandbox or sb.Sandbox(user="never")
+    top = Path(tempfile.mkdtemp(prefix="run-", dir=tmp_root or sb.session_root()))
+    os.chmod(top, 0o711)
+    workdir = top / "work"
+    mounted = False
     try:
-        workdir = top / "work"
-        workdir.mkdir()
+        workdir.mkdir(mode=0o700)
         output_path = workdir / output_name
         argv = make_argv(output_path)
+        paths = reach(argv) if reach else _program_paths(argv)
+        drop, why = sb.should_drop(settings, paths) if settings.user != "never" else (False, "off in the settings")
+        quota_note = ""
+        if settings.tmpfs and sb.is_root():
+            quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
+            quota_note = sb.mount_tmpfs(workdir, quota, settings.uid if drop else 0, settings.gid if drop else 0)
+            mounted = not quota_note
+        elif drop:
+            os.chown(workdir, settings.uid, settings.gid)
+        run_env = env if env is not None else sb.environment(settings, workdir, drop)
         stdout_file, stderr_file = top / "stdout.log", top / "stderr.log"
-        exit_code, wall_s, launch_error = _run(argv, workdir, stdout_file, stderr_file, timeout_s, env)
-        yield RunResult(argv=argv, exit_code=exit_code,
-                        stdout_head=_head(stdout_file, STDOUT_HEAD_BYTES),
-                        stderr_tail=launch_error or _tail(stderr_file, STDERR_TAIL_BYTES),
-                        output_path=output_path, wall_s=wall_s, timeout_s=timeout_s,
-                        stdout_bytes=stdout_file.stat().st_size if stdout_file.exists() else 0,
-                        launch_error=launch_error)
+        outcome = sb.launch(argv, workdir, stdout_file, stderr_file, timeout_s, settings,
+                            file_limit_bytes=file_limit_bytes, drop_user=drop, env=run_env, why_not_dropped=why)
+        protections = outcome.protections
+        protections["tmpfs_quota_mb"] = (max(settings.temp_quota_mb << 20, 2 * file_limit_bytes) >> 20) if mounted else None
+        if not mounted:
+            protections["not_in_force"]["temp_quota"] = (quota_note or ("needs root" if not sb.is_root() else "off")) + \
+                "; only RLIMIT_FSIZE caps each file"
+        size = stdout_file.stat().st_size if stdout_file.exists() else 0
+        head = read_head(stdout_file, STDOUT_HEAD_BYTES)
+        tail = read_tail(stdout_file, STDOUT_TAIL_BYTES) if size > STDOUT_HEAD_BYTES else ""
+        yield RunResult(argv=argv, exit_code=outcome.exit_code, stdout_head=head,
+                        stderr_tail=outcome.launch_error or read_tail(stderr_file, STDERR_TAIL_BYTES),
+                        output_path=output_path, wall_s=outcome.wall_s, timeout_s=timeout_s,
+                        stdout_bytes=size, launch_error=outcome.launch_error, stdout_tail=tail,
+                        protections=protections, leftovers=outcome.leftovers)
     finally:
+        if mounted:
+            sb._umount(str(workdir))
         shutil.rmtree(top, ignore_errors=True)
 
 
-def _run(argv, workdir, stdout_file, stderr_file, timeout_s, env):
-    with open(stdout_file, "wb") as out, open(stderr_file, "wb") as err:
-        start = time.perf_counter()
-        try:
-            process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                       env=env, start_new_session=True)
-        except OSError as error:
-            return None, time.perf_counter() - start, f"cannot start {argv[0] if argv else '(empty command)'}: {error}"
-        try:
-            exit_code = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            wall_s = time.perf_counter() - start
-            kill_group(process)
-            return None, wall_s, ""
-        except BaseException:  # KeyboardInterrupt: never leave the program running
-            kill_group(process)
-            raise
-        return exit_code, time.perf_counter() - start, ""
+def _program_paths(argv: list[str]) -> list[str]:
+    """The program (resolved on PATH) and, for a script, its interpreter."""
+    if not argv:
+        return []
+    first = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=sb.SAFE_PATH) or argv[0])
+    paths = [first]
+    try:
+        with open(first, "rb") as handle:
+            line = handle.readline(256)
+        if line.startswith(b"#!"):
+            interpreter = line[2:].split()
+            if interpreter:
+                paths.append(interpreter[0].decode("utf-8", "replace"))
+    except OSError:
+        pass
+    return paths
 
 
-def kill_group(process: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM the program's whole process group, then SIGKILL what is left after a grace."""
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            process.wait(timeout=wait)
-            if sig == signal.SIGTERM:
-                # the leader is gone; its children may not be
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _head(path: Path, limit: int) -> str:
+def read_head(path: Path, limit: int) -> str:
     try:
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
@@ -115,7 +131,7 @@ def _head(path: Path, limit: int) -> str:
     return text + ("\n[... stdout cut]" if len(data) > limit else "")
 
 
-def _tail(path: Path, limit: int) -> str:
+def read_tail(path: Path, limit: int) -> str:
     try:
         with open(path, "rb") as handle:
             size = handle.seek(0, os.SEEK_END)

@@ -67,9 +67,9 @@ def test_sentinels_only_when_configured(tmp_path):
 
 
 @pytest.mark.parametrize("text, where", [
-    ("0:0\n1:4\n3:9\n", "no line for vertex 2"),
-    ("0:0\n1:4\n1:5\n2:3\n3:9\n", "line 3: vertex 1 appears a second time"),
-    ("0:0\n1:4\n2:3\n3:9\n4:1\n", "line 5: vertex 4 is out of range"),
+    ("0:0\n1:4\n3:9\n", "1 of 4 vertices missing \\(first: 2\\)"),
+    ("0:0\n1:4\n1:5\n2:3\n3:9\n", "appear more than once \\(first: 1\\)"),
+    ("0:0\n1:4\n2:3\n3:9\n4:1\n", "vertices that do not exist \\(first: 4"),
     ("0:0\n1:4\nhello\n3:9\n", "line 3"),
     ("0:0\n1:\n2:3\n3:9\n", "line 2"),
     ("0:0\n1:4:5\n2:3\n3:9\n", "line 2"),
@@ -90,7 +90,7 @@ def test_parse_output_is_fast_for_millions_of_lines(tmp_path):
     path.write_text("\n".join(lines.tolist()) + "\n")
     began = time.perf_counter()
     got = parse_output(path, n)
-    assert time.perf_counter() - began < 3.0
+    assert time.perf_counter() - began < 5.0   # ~1 s alone; the bound allows a busy 2-core machine
     assert np.array_equal(got, dist)
 
 
@@ -143,8 +143,9 @@ def test_classify_no_output(tmp_path):
     assert classify(result(tmp_path), REFERENCE)["status"] == "no_output"
 
 
-def test_classify_malformed(tmp_path):
+def test_classify_malformed_is_an_unparsable_file_and_stdout_is_judged_apart(tmp_path):
     record = classify(result(tmp_path, stdout="hello\n", output=GOOD), REFERENCE)
-    assert record["status"] == "malformed" and "timing" in record["detail"]
+    assert record["status"] == "ok" and record["distances"] == "ok"
+    assert record["stdout_format"] == "deviates" and len(record["stdout_problems"]) == 2
     record = classify(result(tmp_path, output=GOOD.replace("2:2", "2:two")), REFERENCE)
-    assert record["status"] == "malformed" and "line 3" in record["detail"]
+    assert record["status"] == "malformed" and record["distances"] == "unparsable" and "line 3" in record["detail"]

@@ -1,0 +1,170 @@
+"""Build a submission the way the spec says the grader will: `make clean`, then `make sssp`,
+in a fresh copy, in the sandbox, with a timeout, the log kept; then check that `./sssp`
+exists and that `make clean` removes it.
+
+The built tree is copied (before that last `make clean`) to a folder the grader owns, which
+the runs read but cannot change: a program cannot leave state for its next run. Opt-in
+compatibility for old packages, recorded in the results: `--nvcc PATH` rewrites hard-coded
+nvcc paths in Makefiles, `--arch sm_XX` rewrites `-arch`/`-gencode`/`-code` flags (nvcc 12+
+refuses sm_30).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import sandbox as sb
+from grader.runner import read_head, read_tail
+
+LOG_HEAD, LOG_TAIL = 48 * 1024, 48 * 1024
+MAKEFILE_NAMES = re.compile(r"^(?:GNUmakefile|[Mm]akefile|.*\.mk)$")
+_NVCC = re.compile(r"(?<![\w./-])(?:/[^\s:=;'\"()]*/)?nvcc(?![\w.-])")
+_ARCH = re.compile(r"(?:-arch|--gpu-architecture)(?:=|[ \t]+)[\"']?[\w,.]+[\"']?")
+_GENCODE = re.compile(r"(?:-gencode|--generate-code)(?:=|[ \t]+)[\"']?arch=[\w,.=\"\\]+[\"']?")
+_CODE = re.compile(r"(?<![\w-])(?:-code|--gpu-code)(?:=|[ \t]+)[\"']?[\w,.]+[\"']?")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    nvcc: str | None = None
+    arch: str | None = None
+    timeout_s: float = 300.0
+    clean_timeout_s: float = 60.0
+    quota_mb: int = 4096
+
+    def recorded(self) -> dict:
+        return {"nvcc": self.nvcc, "arch": self.arch}
+
+
+@dataclass
+class BuildResult:
+    built: bool
+    cleaned: bool | None            # None: not built, so not tried
+    program: Path | None            # the grader's read-only copy of the built ./sssp
+    log: str
+    detail: str
+    rewrites: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    protections: dict = field(default_factory=dict)
+
+
+def rewrite_makefiles(tree: Path, options: BuildOptions) -> list[str]:
+    """Apply --nvcc/--arch to every Makefile under tree; one line per change."""
+    if not options.nvcc and not options.arch:
+        return []
+    changes = []
+    for path in sorted(tree.rglob("*")):
+        if not MAKEFILE_NAMES.match(path.name) or path.is_symlink() or not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
+        for number, line in enumerate(lines, 1):
+            new = _rewrite_line(line, options)
+            if new != line:
+                changes.append(f"{path.relative_to(tree)}:{number}: {line.strip()!r} -> {new.strip()!r}")
+                lines[number - 1] = new
+        path.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
+    return changes
+
+
+def _rewrite_line(line: str, options: BuildOptions) -> str:
+    if line.lstrip().startswith("#"):
+        return line
+    if options.nvcc:
+        line = _NVCC.sub(options.nvcc, line)
+    if options.arch:
+        marker = "\0ARCH\0"
+        line = _GENCODE.sub(marker, line)
+        line = _ARCH.sub(marker, line)
+        line = _CODE.sub("", line)
+        if marker in line:
+            first = line.index(marker)
+            line = line[:first] + f"-arch={options.arch}" + line[first:].replace(marker, "")
+    return line
+
+
+def build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox) -> BuildResult:
+    """Build a copy of tree inside area (a fresh folder of the grader's)."""
+    began = time.monotonic()
+    drop, why = sb.should_drop(sandbox, ["/bin/sh"])
+    uid, gid = (sandbox.uid, sandbox.gid) if drop else (os.geteuid(), os.getegid())
+    root = area / "build"
+    root.mkdir(mode=0o711)
+    mounted = sb.is_root() and sandbox.tmpfs and not sb.mount_tmpfs(root, options.quota_mb << 20, uid, gid)
+    try:
+        os.chmod(root, 0o711 if not mounted else 0o700)
+        if not mounted:
+            os.chown(root, uid, gid)
+        src, home = root / "src", root / "home"
+        shutil.copytree(tree, src, symlinks=True)
+        changes = rewrite_makefiles(src, options)
+        home.mkdir()
+        _chown_tree(root, uid, gid)
+        extra = tuple(p for p in ({str(Path(options.nvcc).parent)} if options.nvcc and "/" in options.nvcc else set())
+                      | ({"/usr/local/cuda/bin"} if Path("/usr/local/cuda/bin").is_dir() else set()))
+        settings = _replace(sandbox, extra_path=extra + sandbox.extra_path)
+        env = sb.environment(_replace(settings, user="always"), home, drop)
+        logs, protections = [], {}
+        for step, limit in (("make clean", options.clean_timeout_s), ("make sssp", options.timeout_s)):
+            text, code, protections = _make(step, src, area, limit, settings, env, drop, why)
+            logs.append(f"$ {step}\n{text}" + ("" if code == 0 else f"\n[{step}: {_how(code, limit)}]\n"))
+        program = src / "sssp"
+        built = program.is_file() and os.access(program, os.X_OK) and not program.is_symlink()
+        if not built:
+            detail = "make sssp did not produce an executable ./sssp" + (f" ({_how(code, options.timeout_s)})" if code else "")
+            return BuildResult(False, None, None, "\n".join(logs), detail, changes, time.monotonic() - began, protections)
+        keep = area / "program"
+        shutil.copytree(src, keep, symlinks=True)
+        _chown_tree(keep, 0 if sb.is_root() else os.geteuid(), 0 if sb.is_root() else os.getegid(), read_only=True)
+        os.chmod(area, 0o711)
+        text, code, _ = _make("make clean", src, area, options.clean_timeout_s, settings, env, drop, why)
+        logs.append(f"$ make clean\n{text}")
+        cleaned = not os.path.lexists(program)
+        detail = "" if cleaned else "make clean left ./sssp behind"
+        return BuildResult(True, cleaned, keep / "sssp", "\n".join(logs), detail, changes,
+                           time.monotonic() - began, protections)
+    finally:
+        if mounted:
+            sb._umount(str(root))
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _make(step: str, src: Path, area: Path, timeout_s: float, settings, env, drop: bool, why: str):
+    log, err = area / "make.log", area / "make.err"
+    outcome = sb.launch(["/bin/sh", "-c", f"exec {step} 2>&1"], src, log, err, timeout_s, settings,
+                        file_limit_bytes=1 << 30, drop_user=drop, env=env, why_not_dropped=why)
+    size = log.stat().st_size if log.exists() else 0
+    text = read_head(log, LOG_HEAD) + (("\n" + read_tail(log, LOG_TAIL)) if size > LOG_HEAD else "")
+    text += read_tail(err, 4096)
+    if outcome.launch_error:
+        text += f"\n{outcome.launch_error}"
+    return text, (outcome.exit_code if not outcome.launch_error else 127), outcome.protections
+
+
+def _how(code, limit) -> str:
+    return f"timed out after {limit:g} s" if code is None else f"exit code {code}"
+
+
+def _chown_tree(root: Path, uid: int, gid: int, read_only: bool = False) -> None:
+    if not sb.is_root() and not read_only:
+        return
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            path = os.path.join(folder, name)
+            if sb.is_root():
+                os.lchown(path, uid, gid)
+            if read_only and not os.path.islink(path):
+                mode = os.lstat(path).st_mode
+                os.chmod(path, (mode & 0o555) | 0o444 | (0o111 if mode & 0o111 or os.path.isdir(path) else 0))
+    if sb.is_root():
+        os.lchown(root, uid, gid)
+    if read_only:
+        os.chmod(root, 0o555)
+
+
+def _replace(settings, **changes):
+    from dataclasses import replace
+    return replace(settings, **changes)

@@ -1,0 +1,226 @@
+"""`python -m grader grade SUBMISSION... --out DIR`: build and run students' submissions, isolated, over
+the grading matrix; score them; write results.json and index.html per student and a gradebook.
+
+Per submission: unpack safely (grader.submission), key it by its content (grader.identity),
+build it in the sandbox (grader.build), run every cell of the matrix with the same runner
+as `grader sweep` (grader.cellrun), score with the rubric (grader.rubric) after every run,
+and rewrite DIR/<student>/results.json atomically. Runs go to DIR/runs.jsonl (a lock keeps a
+second grader off it); a rerun skips every run a submission with the same content has done.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from grader import gradebook
+from grader.build import build
+from grader.cells import expand, graph_label
+from grader.cellrun import run_cell
+from grader.commands.sweep import GraphUnavailable, add_matrix_arguments, prepare_graph
+from grader.config import ConfigError
+from grader.grading import GradeRun, load_grading
+from grader.identity import tree_digest
+from grader.progress import Progress
+from grader.rubric import score
+from grader.sandbox import session_root
+from grader.store import LockedResults, ResultsLocked
+from grader.submission import Refused, Submission, discover, unpack
+from sssp_common.files import REPO_ROOT, write_text_atomically
+from sssp_common.record import latest_by_run_id, machine, project_commit, read_rows
+
+HELP = "build, run and score students' submissions (Gradescope results.json, gradebook.csv)"
+DEFAULT_CONFIG = Path("configs/grading.toml")
+INTERRUPTED = 130
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
+                        help="a submission folder or .tgz/.tar.gz/.zip, or a folder of them (one per student)")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where results go")
+    add_matrix_arguments(parser)
+    parser.add_argument("--nvcc", metavar="PATH", help="compatibility: rewrite hard-coded nvcc paths in Makefiles to PATH")
+    parser.add_argument("--arch", metavar="sm_XX", help="compatibility: rewrite -arch/-gencode flags in Makefiles to -arch=sm_XX")
+    parser.add_argument("--force", action="store_true", help="build and run again even what is already graded")
+
+
+def run_from_args(args) -> int:
+    return run(args.submissions, out=args.out, config=args.config, scale=args.scale, graphs=args.graphs,
+               methods=args.methods, reps=args.reps, timeout=args.timeout, cache_dir=args.cache_dir,
+               quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force)
+
+
+def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
+        timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
+        stdout=None, err=None) -> int:
+    """0: every submission graded (whatever its score); 2: bad usage or config; 130: interrupted."""
+    stdout, err = stdout or sys.stdout, err or sys.stderr
+    config = Path(config) if config else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG)
+    try:
+        grading = load_grading(config, nvcc=nvcc, arch=arch, scale=scale, graphs=graphs, methods=methods,
+                               reps=reps, timeout=timeout)
+        found = discover(list(submissions))
+    except (ConfigError, Refused) as error:
+        print(f"grader grade: {error}", file=err)
+        return 2
+    if not found:
+        print("grader grade: no submissions found", file=err)
+        return 2
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        store = LockedResults(out / "runs.jsonl")
+    except ResultsLocked as error:
+        print(f"grader grade: {error}", file=err)
+        return 2
+    os.chmod(out / "runs.jsonl", 0o600)
+    matrix = grading.matrix
+    cache_dir = Path(cache_dir) if cache_dir else matrix.cache_dir
+    provenance = {"machine": machine(), "commit": project_commit()}
+    work = session_root() / "grade"
+    previous = _sigterm_as_interrupt()
+    graphs_ready: dict[str, object] = {}
+    skipped: dict[str, str] = {}
+    summary = {}
+    try:
+        for entry in matrix.graphs:
+            name = graph_label(entry)
+            orderings = {c.ordering for c in expand(matrix, graphs=(entry,))}
+            try:
+                graphs_ready[name] = prepare_graph(entry, matrix, orderings, cache_dir)
+            except GraphUnavailable as why:
+                skipped[name] = str(why)
+                print(f"grader grade: skipped graph {name}: {why}", file=err)
+        for submission in found:
+            summary[submission.student] = grade_one(submission, grading, graphs_ready, out, work, store,
+                                                    provenance, force, quiet, err)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; results so far are in {out}; rerun to resume", file=err)
+        return INTERRUPTED
+    finally:
+        store.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        _remove(work)
+    rows = [r for r in latest_by_run_id(read_rows(out / "runs.jsonl", warn=None)).values()]
+    gradebook.write_gradebook(out, {s: d for s, d in summary.items()})
+    gradebook.write_leaderboard(out, [r for r in rows if r.get("program_id") in {d["program_id"] for d in summary.values()}])
+    width = max(len(s) for s in summary)
+    for student, data in sorted(summary.items()):
+        runs = data.get("runs", {})
+        print(f"{student:<{width}}  {data['score']:>7g} / {data['max_score']:<5g}  "
+              f"build {'ok' if data.get('built') else 'FAILED'}  runs ok {runs.get('ok', 0)}/{runs.get('total', 0)}",
+              file=stdout)
+    for name, why in skipped.items():
+        print(f"skipped graph {name}: {why}", file=stdout)
+    print(f"per student: {out}/<student>/results.json, index.html; class: {out}/gradebook.csv, {out}/leaderboard.csv",
+          file=stdout)
+    return 0
+
+
+def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Path, store, provenance,
+              force: bool, quiet: bool, err) -> dict:
+    student = submission.student
+    folder = out / student
+    folder.mkdir(parents=True, exist_ok=True)
+    area = work / student
+    _remove(area)
+    area.mkdir(parents=True, mode=0o711)
+    os.chmod(area, 0o711)
+    try:
+        tree = unpack(submission, area / "unpacked", grading.limits)
+    except Refused as error:
+        return _refused(student, folder, grading, str(error))
+    options = grading.build
+    template = grading.matrix.command
+    program_id = "submission@" + hashlib.sha256(json.dumps(
+        [tree_digest(tree), options.recorded(), template]).encode()).hexdigest()[:24]
+    cells = [c for c in expand(grading.matrix, program_id=program_id, label=student) if c.graph in graphs]
+    done = {} if force else latest_by_run_id(read_rows(store.path, warn=None))
+    todo = [c for c in cells if c.run_id not in done]
+    previous_build = _read_json(folder / "build.json")
+    extra = {"program_id": program_id, "build_options": options.recorded(), "student": student}
+    if not todo and previous_build.get("program_id") == program_id:
+        built = previous_build
+    else:
+        result = build(tree, area, options, grading.sandbox)
+        built = {"program_id": program_id, "built": result.built, "cleaned": result.cleaned, "detail": result.detail,
+                 "rewrites": result.rewrites, "seconds": round(result.seconds, 2), "protections": result.protections,
+                 "program": str(result.program) if result.program else None}
+        write_text_atomically(folder / "build.log", result.log)
+        write_text_atomically(folder / "build.json", json.dumps(built, indent=2, default=str))
+    rows = {c.run_id: done[c.run_id] for c in cells if c.run_id in done}
+    data = _publish(folder, student, grading, built, cells, rows, extra)
+    if built["built"] and todo:
+        runner = GradeRun(name=grading.matrix.name, command=template, config_dir=grading.matrix.config_dir,
+                          timeout_s=grading.matrix.timeout_s, sentinels=grading.matrix.sentinels,
+                          sandbox=grading.sandbox, patterns=grading.patterns, program_path=Path(built["program"]),
+                          record_extra={"student": student, "build_options": options.recorded()})
+        progress = Progress(len(todo), unit="runs", label=student, stream=err, quiet=quiet)
+        for cell in todo:
+            row, _ = run_cell(cell, graphs[cell.graph], runner, provenance, store)
+            rows[cell.run_id] = row
+            data = _publish(folder, student, grading, built, cells, rows, extra, page=False)
+            progress.update(1, label=f"{student}: {cell.label}", status=row["status"])
+        progress.close()
+        data = _publish(folder, student, grading, built, cells, rows, extra)
+    return {**data, "built": built["built"],
+            "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells)}}
+
+
+def _publish(folder, student, grading, built, cells, rows, extra, page=True) -> dict:
+    tests = score(grading.rubric, built, cells, rows)
+    data = gradebook.results_json(tests, extra=extra)
+    gradebook.write_results(folder, data)
+    if page:
+        log = (folder / "build.log").read_text(errors="replace") if (folder / "build.log").exists() else ""
+        ordered = [rows[c.run_id] for c in cells if c.run_id in rows]
+        gradebook.write_page(folder, student=student, data=data, rows=ordered, build_log=log,
+                             rewrites=built.get("rewrites") or [])
+    return data
+
+
+def _refused(student: str, folder: Path, grading, why: str) -> dict:
+    tests = score(grading.rubric, {"built": False, "cleaned": None, "detail": f"submission refused: {why}"}, [], {})
+    data = gradebook.results_json(tests, output=f"submission refused: {why}", extra={"program_id": "", "student": student})
+    gradebook.write_results(folder, data)
+    gradebook.write_page(folder, student=student, data=data, rows=[], build_log="", rewrites=[], refused=why)
+    return {**data, "built": False, "runs": {}}
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _remove(path: Path) -> None:
+    """rmtree that also gets through the read-only program copies."""
+    if not path.exists():
+        return
+    for folder, dirs, _ in os.walk(path):
+        for name in dirs:
+            try:
+                os.chmod(os.path.join(folder, name), 0o755)
+            except OSError:
+                pass
+    try:
+        os.chmod(path, 0o755)
+    except OSError:
+        pass
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _sigterm_as_interrupt():
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:
+        return None
+

@@ -1,0 +1,125 @@
+"""The grading config (configs/grading.toml): a sweep matrix plus a [grading] table (rubric,
+build, unpacking limits, sandbox, timing-line patterns). Strict like the sweep's: an unknown
+key stops with the file and key named."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from grader.build import BuildOptions
+from grader.config import ConfigError, SweepConfig, _from_table, apply_overrides
+from grader.rubric import Rubric, RubricError, load_rubric
+from grader.sandbox import Sandbox
+from grader.submission import Limits
+from grader.timings import DEFAULT_PATTERNS, STAGES, Pattern
+
+GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns"}
+SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path"}
+
+
+@dataclass(frozen=True)
+class Grading:
+    matrix: SweepConfig
+    rubric: Rubric
+    rubric_path: Path
+    build: BuildOptions
+    limits: Limits
+    sandbox: Sandbox
+    patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
+
+
+@dataclass(frozen=True)
+class GradeRun:
+    """What the one runner (grader.cellrun.run_cell) reads of a 'sweep' when grading: picklable."""
+    name: str
+    command: str
+    config_dir: Path
+    timeout_s: float
+    sentinels: tuple[int, ...]
+    sandbox: Sandbox
+    patterns: tuple[Pattern, ...]
+    program_path: Path
+    record_extra: dict = field(default_factory=dict)
+
+
+def load_grading(path: Path | str, *, nvcc=None, arch=None, **overrides) -> Grading:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such grading config") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    grading = raw.pop("grading", {})
+    try:
+        matrix = apply_overrides(_from_table(path, raw), **overrides)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    if not isinstance(grading, dict):
+        raise ConfigError(f"{path}: [grading] must be a table")
+    unknown = sorted(set(grading) - GRADING_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) grading.{', grading.'.join(unknown)} "
+                          f"(known: {', '.join(sorted(GRADING_KEYS))})")
+    rubric_path = path.parent / grading.get("rubric", "rubric.toml")
+    try:
+        rubric = load_rubric(rubric_path)
+    except RubricError as error:
+        raise ConfigError(str(error)) from None
+    if arch is not None and not re.fullmatch(r"(?:sm|compute)_\d+[a-z]?", arch):
+        raise ConfigError(f"--arch: expected sm_XX (e.g. sm_90), got {arch!r}")
+    build = BuildOptions(nvcc=nvcc, arch=arch, timeout_s=_number(grading, "build_timeout_s", 300, path),
+                         quota_mb=int(_number(grading, "build_quota_mb", 4096, path)))
+    limits = Limits(max_bytes=int(_number(grading, "max_submission_mb", 200, path)) << 20,
+                    max_files=int(_number(grading, "max_files", 20000, path)))
+    return Grading(matrix, rubric, rubric_path, build, limits, _sandbox(grading.get("sandbox", {}), path),
+                   _patterns(grading.get("patterns"), path))
+
+
+def _number(table: dict, key: str, default, path: Path) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{path}: grading.{key} must be a positive number, got {value!r}")
+    return value
+
+
+def _sandbox(table, path: Path) -> Sandbox:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [grading.sandbox] must be a table")
+    unknown = sorted(set(table) - SANDBOX_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) grading.sandbox.{', '.join(unknown)} "
+                          f"(known: {', '.join(sorted(SANDBOX_KEYS))})")
+    values = dict(table)
+    if "pass_env" in values:
+        if not isinstance(values["pass_env"], list) or not all(isinstance(v, str) for v in values["pass_env"]):
+            raise ConfigError(f"{path}: grading.sandbox.pass_env must be a list of variable names")
+        values["pass_env"] = tuple(values["pass_env"])
+    if values.get("address_space_gb") and values["address_space_gb"] < 16:
+        raise ConfigError(f"{path}: grading.sandbox.address_space_gb below 16 breaks CUDA (0 turns it off)")
+    return Sandbox(user="always", env="scrubbed", **values)
+
+
+def _patterns(value, path: Path) -> tuple[Pattern, ...]:
+    if value is None:
+        return DEFAULT_PATTERNS
+    if not isinstance(value, list):
+        raise ConfigError(f"{path}: grading.patterns must be a list of [[grading.patterns]] tables")
+    patterns = []
+    for number, table in enumerate(value, 1):
+        where = f"{path}: grading.patterns #{number}"
+        if not isinstance(table, dict) or set(table) - {"name", "regex", "stage", "unit"} or \
+                not {"name", "regex", "stage"} <= set(table):
+            raise ConfigError(f"{where}: needs name, regex, stage (and optionally unit)")
+        if table["stage"] not in STAGES:
+            raise ConfigError(f"{where}: stage must be one of {', '.join(STAGES)}")
+        try:
+            compiled = re.compile(table["regex"])
+        except re.error as error:
+            raise ConfigError(f"{where}: bad regex: {error}") from None
+        if "value" not in compiled.groupindex:
+            raise ConfigError(f"{where}: the regex needs a (?P<value>...) group")
+        patterns.append(Pattern(table["name"], table["regex"], table["stage"], table.get("unit", "ms")))
+    return tuple(patterns)

@@ -1,0 +1,333 @@
+"""Isolation of every program run and build: who it runs as, what it sees, what it may use,
+and that nothing of it outlives the run.
+
+- **user**: when the grader is root, a dedicated unprivileged uid/gid (default 64123, no
+  /etc/passwd entry needed, so nothing on the machine is changed) that owns nothing but the
+  run's own folder: the references, results and caches (root's, folders 0700) are out of its
+  reach, and the inputs and the built program are root's and read-only to it. RLIMIT_NPROC
+  counts per uid, which is why the uid must be the run's alone (executors give each worker
+  its own: ``uid + worker``).
+- **environment**: scrubbed (PATH, HOME and TMPDIR in the run's folder, LANG/LC_ALL C.UTF-8,
+  CUDA_VISIBLE_DEVICES/NVIDIA_VISIBLE_DEVICES and the names in ``pass_env`` passed through).
+- **network**: a new, empty network namespace (only an unconnected loopback).
+- **limits**: RLIMIT_FSIZE (one file), NPROC, NOFILE, CPU, CORE=0; memory by a cgroup limit
+  (an address-space limit breaks CUDA, which reserves tens of GiB of address space: RLIMIT_AS
+  is only set when ``address_space_gb`` asks, and never below 16 GiB); total temporary space by
+  a size-limited tmpfs mounted on the run's folder.
+- **every descendant killed** after every run, normal exit included: the process group, the
+  run's cgroup (a `setsid` grandchild too) and, without cgroups, every process of the uid;
+  PR_SET_PDEATHSIG kills the program if the grader dies, and `cleanup_stale` removes what a
+  killed grader left (groups, mounts, folders) when the next one starts.
+
+What took effect is returned per run (`protections`) and goes into the run record.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from grader import cgroups
+
+JAIL = Path(__file__).with_name("jail.py")
+DEFAULT_UID = 64123
+GIB = 1 << 30
+MIB = 1 << 20
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+ALWAYS_PASSED = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "KEY", "COOKIE", "SESSION")
+MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How runs are isolated (picklable: executors send it to workers)."""
+    uid: int = DEFAULT_UID
+    gid: int = DEFAULT_UID
+    user: str = "auto"               # auto: the uid when root if it can reach the program; always; never
+    env: str = "scrubbed"            # scrubbed | inherit (the grader's minus secret-looking names)
+    pass_env: tuple[str, ...] = ()
+    netns: bool = True
+    cgroup: bool = True
+    tmpfs: bool = True
+    temp_quota_mb: int = 1024
+    file_size_mb: int = 1024
+    nproc: int = 1024
+    nofile: int = 1024
+    cpu_s: int | None = None         # None: 4 x the timeout + 10 s
+    memory_mb: int = 16384           # cgroup memory limit (0: none)
+    address_space_gb: int = 0        # RLIMIT_AS (0: none; at least 16 when set)
+    extra_path: tuple[str, ...] = () # folders put before SAFE_PATH (e.g. the CUDA compiler's)
+
+    def with_worker(self, worker: int) -> "Sandbox":
+        from dataclasses import replace
+        return replace(self, uid=self.uid + worker, gid=self.gid + worker)
+
+
+@dataclass
+class Outcome:
+    exit_code: int | None            # None: killed by the timeout or never started
+    wall_s: float
+    launch_error: str = ""
+    protections: dict = field(default_factory=dict)
+    leftovers: int = 0               # descendants still alive at the end, killed
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+# --- the session folder ------------------------------------------------------------
+
+def session_root(base: Path | None = None) -> Path:
+    """A folder of this grader process (0711: the sandbox user may pass, not list), created
+    on first use after removing what dead graders left."""
+    top = Path(base or tempfile.gettempdir()) / ("sssp-grader" if is_root() else f"sssp-grader-{os.getuid()}")
+    mine = top / f"{os.getpid()}"
+    if not mine.is_dir():
+        top.mkdir(mode=0o711, exist_ok=True)
+        os.chmod(top, 0o711)
+        cleanup_stale(top)
+        mine.mkdir(mode=0o711, exist_ok=True)
+        os.chmod(mine, 0o711)
+    return mine
+
+
+def cleanup_stale(top: Path) -> None:
+    """Groups, mounts and folders of graders that died without cleaning up."""
+    cgroups.cleanup_stale()
+    for folder in top.iterdir() if top.is_dir() else ():
+        if folder.name.isdigit() and not cgroups._pid_alive(int(folder.name)):
+            for mount in reversed(mounts_under(folder)):
+                _umount(mount)
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def mounts_under(folder: Path) -> list[str]:
+    prefix = str(folder).rstrip("/") + "/"
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return []
+    return [line.split()[1] for line in lines if len(line.split()) > 1 and line.split()[1].startswith(prefix)]
+
+
+_libc = None
+
+
+def _lib():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def mount_tmpfs(target: Path, size_bytes: int, uid: int, gid: int) -> str:
+    """'' on success, else why not."""
+    options = f"size={max(size_bytes, MIB)},mode=0700,uid={uid},gid={gid}".encode()
+    if _lib().mount(b"tmpfs", str(target).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+        return os.strerror(ctypes.get_errno())
+    return ""
+
+
+def _umount(target: str) -> None:
+    _lib().umount2(str(target).encode(), MNT_DETACH)
+
+
+# --- who runs it -------------------------------------------------------------------
+
+_reach_memo: dict = {}
+
+
+def user_can_reach(paths: list[str], sandbox: Sandbox) -> str:
+    """'' when the sandbox uid can read (and the first, run) every path; else the first it cannot.
+    Probed by running `test` as that uid (permissions, ACLs and every folder on the way count);
+    remembered per process."""
+    key = (tuple(paths), sandbox.uid, sandbox.gid)
+    if key not in _reach_memo:
+        _reach_memo[key] = _probe_reach(paths, sandbox)
+    return _reach_memo[key]
+
+
+def _probe_reach(paths: list[str], sandbox: Sandbox) -> str:
+    for index, path in enumerate(paths):
+        test = "-x" if index == 0 else "-r"
+        spec = {"uid": sandbox.uid, "gid": sandbox.gid, "env": {"PATH": SAFE_PATH}}
+        done = subprocess.run([sys.executable, "-I", "-S", str(JAIL), json.dumps(spec), "--",
+                               "/bin/sh", "-c", f'test {test} "$1"', "_", path],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        if done.returncode != 0:
+            return path
+    return ""
+
+
+def environment(sandbox: Sandbox, home: Path, dropped: bool) -> dict[str, str]:
+    """Scrubbed; or the grader's own minus secret-looking names where the settings say
+    `inherit`, or where a sweep runs a program as the grader's user (user = auto, not dropped:
+    a program staff chose, which may need its caches under HOME)."""
+    if sandbox.env == "inherit" or (sandbox.user == "auto" and not dropped):
+        return {k: v for k, v in os.environ.items() if not any(word in k.upper() for word in SECRET_WORDS)}
+    env = {"PATH": ":".join([*sandbox.extra_path, SAFE_PATH]), "HOME": str(home), "TMPDIR": str(home),
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    for name in (*ALWAYS_PASSED, *sandbox.pass_env):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def should_drop(sandbox: Sandbox, reach_paths: list[str]) -> tuple[bool, str]:
+    """(run as the sandbox uid?, why not). `always` never falls back; `auto` does when the
+    uid cannot reach the program (a Python under /root), saying so."""
+    if sandbox.user == "never":
+        return False, "off in the settings"
+    if not is_root():
+        return False, "the grader is not root"
+    if sandbox.user == "auto":
+        blocked = user_can_reach(reach_paths, sandbox)
+        if blocked:
+            return False, f"the sandbox uid {sandbox.uid} cannot reach {blocked}"
+    return True, ""
+
+
+# --- one run -----------------------------------------------------------------------
+
+_counter = iter(range(1 << 62))
+
+
+def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path, timeout_s: float,
+           sandbox: Sandbox, *, file_limit_bytes: int, drop_user: bool, env: dict,
+           why_not_dropped: str = "") -> Outcome:
+    """Run argv in workdir under the sandbox; kill everything it started; say what held."""
+    protections = {"user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
+                   "env": "scrubbed" if env.get("HOME", "").startswith(str(workdir.parent)) else "inherited",
+                   "not_in_force": {}}
+    cpu = sandbox.cpu_s if sandbox.cpu_s is not None else int(timeout_s * 4 + 10)
+    rlimits = {"FSIZE": int(file_limit_bytes), "NOFILE": sandbox.nofile, "CPU": int(cpu), "CORE": 0}
+    if drop_user:
+        rlimits["NPROC"] = sandbox.nproc     # per uid: only meaningful for a uid of its own
+    if sandbox.address_space_gb:
+        rlimits["AS"] = max(16, sandbox.address_space_gb) * GIB
+    group = None
+    if sandbox.cgroup and is_root():
+        group = cgroups.RunGroup(f"{os.getpid()}-{next(_counter)}", sandbox.nproc,
+                                 sandbox.memory_mb * MIB if sandbox.memory_mb else None)
+        protections["not_in_force"].update(group.failed)
+    read_end, write_end = os.pipe()
+    spec = {"status_fd": write_end, "env": env, "rlimits": rlimits, "netns": bool(sandbox.netns and is_root()),
+            "cgroups": group.paths if group else [], "uid": sandbox.uid if drop_user else None,
+            "gid": sandbox.gid if drop_user else None}
+    command = [sys.executable, "-I", "-S", str(JAIL), json.dumps(spec), "--", *argv]
+    start = time.monotonic()
+    try:
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            try:
+                process = subprocess.Popen(command, cwd=workdir, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                           env=env, start_new_session=True, pass_fds=(write_end,))
+            finally:
+                os.close(write_end)
+            report = _read_status(read_end)
+            started = report.get("exec_at", start)
+            try:
+                code = process.wait(timeout=max(0.0, timeout_s - (time.monotonic() - started)))
+                wall = time.monotonic() - started
+            except subprocess.TimeoutExpired:
+                wall = time.monotonic() - started
+                code = None
+            except BaseException:
+                _kill_all(process, group, sandbox, drop_user)
+                raise
+    finally:
+        os.close(read_end)
+    leftovers = _kill_all(process, group, sandbox, drop_user)
+    if code == 126 and "error" in report or code == 127 and "error" in report:
+        return Outcome(None, wall, report["error"], _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
+    return Outcome(code, wall, "", _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
+
+
+def _read_status(fd: int) -> dict:
+    data = b""
+    while chunk := os.read(fd, 65536):
+        data += chunk
+    report: dict = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            report.update(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return report
+
+
+def _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped) -> dict:
+    applied = set(report.get("applied", []))
+    failed = report.get("failed", {})
+    protections["user"] = f"uid {sandbox.uid}" if "user" in applied else f"uid {os.geteuid()} (the grader's)"
+    protections["netns"] = "netns" in applied
+    protections["cgroup"] = sorted(a.split(":", 1)[1] for a in applied if a.startswith("cgroup:"))
+    protections["rlimits"] = {k: v for k, v in rlimits.items() if f"rlimit:{k}" in applied}
+    protections["pdeathsig"] = "pdeathsig" in applied
+    protections["not_in_force"].update(failed)
+    if not drop_user:
+        protections["not_in_force"]["user"] = why_not_dropped or "not asked"
+    if not protections["netns"] and "netns" not in failed:
+        protections["not_in_force"]["netns"] = "needs root" if not is_root() else "off in the settings"
+    return protections
+
+
+def _kill_all(process, group, sandbox: Sandbox, drop_user: bool) -> int:
+    """Process group, cgroup, then (dedicated uid, no cgroup) every process of the uid."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    leftovers = 0
+    if group is not None:
+        leftovers = len(group.kill() - {process.pid})
+    elif drop_user:
+        leftovers = kill_uid(sandbox.uid)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    if group is not None:
+        group.remove()
+    return leftovers
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process whose real uid is `uid` (a uid dedicated to this run)."""
+    killed = 0
+    for _ in range(20):
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                for line in (entry / "status").read_text().splitlines():
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid:
+                            found.append(int(entry.name))
+                        break
+            except (OSError, ValueError):
+                continue
+        if not found:
+            return killed
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        time.sleep(0.01)
+    return killed
+
+
+def settings_dict(sandbox: Sandbox) -> dict:
+    return asdict(sandbox)
