@@ -109,16 +109,33 @@ __global__ void __launch_bounds__(256) apsp_minplus_tiles(D* C, const D* A, cons
     for (int r = 0; r < SUB; ++r)
 #pragma unroll
         for (int c = 0; c < SUB; ++c) acc[r][c] = init[(row0 + ty + 16 * r) * N + col0 + tx + 16 * c];
+    // Each thread stages LOADS entries of A's and of B's chunk; the next chunk's are loaded
+    // into registers while this one is computed (one block per SM: nothing else would hide
+    // the global loads' latency).
+    constexpr int LOADS = TILE * KC / 256;
+    D next_a[LOADS], next_b[LOADS];
+#pragma unroll
+    for (int i = 0; i < LOADS; ++i) {
+        const int e = t + 256 * i;
+        next_a[i] = A[(row0 + e / KC) * N + kbegin + e % KC];           // 16 consecutive k of a row
+        next_b[i] = B[(size_t)(kbegin + e / TILE) * N + col0 + e % TILE];  // a row of 128 columns
+    }
     for (int k0 = kbegin; k0 < kend; k0 += KC) {
 #pragma unroll
-        for (int i = 0; i < TILE * KC / 256; ++i) {
+        for (int i = 0; i < LOADS; ++i) {
             const int e = t + 256 * i;
-            const int ar = e / KC, ak = e % KC;        // A: 16 consecutive k of one row
-            As[ak][ar] = A[(row0 + ar) * N + k0 + ak];
-            const int bk = e / TILE, bc = e % TILE;    // B: one row of 128 columns
-            Bs[bk][bc] = B[(size_t)(k0 + bk) * N + col0 + bc];
+            As[e % KC][e / KC] = next_a[i];
+            Bs[e / TILE][e % TILE] = next_b[i];
         }
         __syncthreads();
+        if (k0 + KC < kend) {
+#pragma unroll
+            for (int i = 0; i < LOADS; ++i) {
+                const int e = t + 256 * i;
+                next_a[i] = A[(row0 + e / KC) * N + k0 + KC + e % KC];
+                next_b[i] = B[(size_t)(k0 + KC + e / TILE) * N + col0 + e % TILE];
+            }
+        }
 #pragma unroll
         for (int k = 0; k < KC; ++k) {
             D a[SUB], b[SUB];
