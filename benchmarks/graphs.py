@@ -87,6 +87,11 @@ def generate(s: Spec) -> Graph:
     return synth.standin(s.standin, scale=s.size, seed=s.seed)
 
 
+def meta(scale: str, key: str, root: Path | None = None) -> dict:
+    """``{"n", "m", "label"}`` of a prepared graph."""
+    return json.loads((folder(scale, root) / key / "meta.json").read_text())
+
+
 def load(scale: str, key: str, root: Path | None = None) -> Graph:
     """The graph from its ``.npy`` arrays (``prepare`` must have run)."""
     base = folder(scale, root) / key

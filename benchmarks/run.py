@@ -5,7 +5,7 @@
     python3 -m benchmarks.run --scale ci       # tiny graphs: the whole harness in seconds, CPU or GPU
 
 Graphs are generated once into build/bench/graphs (in parallel; cold, ~40 s on the GPU
-machine's host) and reused. A time budget (``--budget``, default 110 s quick / 450 s full,
+machine's host) and reused. A time budget (``--budget``, default 105 s quick / 450 s full,
 counted after the graphs are ready) is split among the tables; an item that would overrun
 its table's share is skipped and listed at the end. Every measurement is appended to
 build/bench/results.jsonl as it is made. ``BENCH_SCALE`` (ci|full) sets the default scale.
@@ -52,7 +52,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--scale", choices=("ci", "full"), default=os.environ.get("BENCH_SCALE") or "full",
                         help="graph sizes: full (issue 13's) or ci (tiny); default $BENCH_SCALE or full")
     parser.add_argument("--budget", type=float, default=None, metavar="S",
-                        help="seconds for the tables after the graphs are ready (default 110 quick, 450 full)")
+                        help="seconds for the tables after the graphs are ready (default 105 quick, 450 full)")
     parser.add_argument("--only", default="", metavar="A,B", help="sections to run: wall, versus, outcore, load, "
                                                                   "bmf, breakdown (default: all of the mode's)")
     parser.add_argument("--gapbs-format", choices=("wsg", "wel"), default="wsg",
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from sssp_gpu.device import select_device  # after the forked generators: CUDA starts here
     device = select_device()
-    budget = Budget(args.budget if args.budget is not None else (110.0 if args.quick else 450.0))
+    budget = Budget(args.budget if args.budget is not None else (105.0 if args.quick else 450.0))
     record = Recorder(args.results, commit=_commit(), machine=socket.gethostname(), scale=args.scale,
                       quick=args.quick, device=device.name)
     from benchmarks import tools

@@ -177,3 +177,18 @@ def test_scipy_reference_keeps_the_lightest_duplicate():
     graph = Graph.from_arrays([0, 0, 2, 1, 2], [1, 1, 2, 2, 0], [7, 3, 5, 4, 9], n=4)
     dist, ms = versus.scipy_dijkstra(graph.n, formats.squished(graph.n, graph.src, graph.dst, graph.w))
     assert dist.tolist() == [0, 3, 7, INF] and ms >= 0
+
+
+def test_a_spent_budget_skips_tables_and_says_what(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SSSP_DEVICE", "cpu")
+    monkeypatch.setenv("SSSP_TOOLS_DIR", str(tmp_path / "no-tools"))
+    monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tools, "search_dirs", lambda env=None: [tmp_path / "no-tools"])
+    argv = ["--quick", "--scale", "ci", "--budget", "0", "--graphs-dir", str(tmp_path / "graphs"),
+            "--results", str(tmp_path / "r.jsonl"), "--out-dir", str(tmp_path / "out")]
+    assert run.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "gapbs: no binary" in out
+    assert "skipped for time (" in out and "LiveJournal stand-in, unit: the whole row" in out
+    summary = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[-1])
+    assert summary["section"] == "summary" and len(summary["skipped"]) >= 14 + 6
