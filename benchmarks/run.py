@@ -55,6 +55,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="seconds for the tables after the graphs are ready (default 105 quick, 450 full)")
     parser.add_argument("--only", default="", metavar="A,B", help="sections to run: wall, versus, outcore, load, "
                                                                   "bmf, breakdown (default: all of the mode's)")
+    parser.add_argument("--prepare-only", action="store_true", help="make the graphs and stop")
     parser.add_argument("--gapbs-format", choices=("wsg", "wel"), default="wsg",
                         help="gapbs input: wsg (serialized, read in <1 s; default) or wel (text)")
     parser.add_argument("--threads", type=int, default=min(16, os.cpu_count() or 1), help="gapbs threads (16)")
@@ -83,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"benchmarks: {'quick' if args.quick else 'full'}, scale {args.scale}, tables: "
           f"{', '.join(name for name, _ in plan)}", flush=True)
     prepare_s = graphs.prepare(args.scale, gapbs_format=args.gapbs_format)
+    if args.prepare_only:
+        print(f"graphs in {graphs.folder(args.scale)} ({prepare_s:.1f} s)")
+        return 0
 
     from sssp_gpu.device import select_device  # after the forked generators: CUDA starts here
     device = select_device()
