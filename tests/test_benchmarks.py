@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 
@@ -192,3 +191,12 @@ def test_a_spent_budget_skips_tables_and_says_what(tmp_path, monkeypatch, capsys
     assert "skipped for time (" in out and "LiveJournal stand-in, unit: the whole row" in out
     summary = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[-1])
     assert summary["section"] == "summary" and len(summary["skipped"]) >= 14 + 6
+
+
+def test_mismatches_accepts_a_narrower_dtype():
+    from benchmarks.versus import mismatches
+    from sssp_gpu.methods.common import INF
+
+    expected = np.array([0, 5, INF], dtype=np.int64)
+    assert mismatches(np.array([0, 5, np.iinfo(np.int32).max], dtype=np.int32), expected) == 0
+    assert mismatches(np.array([0, 4, 7], dtype=np.int64), expected) == 2
