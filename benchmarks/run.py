@@ -28,8 +28,10 @@ if __package__ in (None, ""):  # run as a script: python3 benchmarks/run.py
 from benchmarks.common import RESULTS, ROOT, Budget, Recorder  # noqa: E402
 
 # (section, cumulative share of the budget it may use up to)
-QUICK = [("wall", 0.5), ("versus", 1.0)]
-FULL = [("wall", 0.25), ("versus", 0.42), ("outcore", 0.48), ("load", 0.58), ("bmf", 0.68), ("breakdown", 1.0)]
+# (a) is ~65 s and (b) ~50 s of 105 by the bounds in BENCHMARKS.md; what (b) cannot fit is
+# the LiveJournal Gunrock run (~20 s of .mtx parsing), which the table lacks too.
+QUICK = [("wall", 0.62), ("versus", 1.0)]
+FULL = [("wall", 0.16), ("versus", 0.30), ("outcore", 0.34), ("load", 0.40), ("bmf", 0.47), ("breakdown", 1.0)]
 
 
 @dataclass
