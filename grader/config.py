@@ -161,11 +161,13 @@ def apply_overrides(config: SweepConfig, *, scale=None, program=None, graphs=Non
         changes["graphs"] = tuple(names)
     if methods is not None:
         wanted = _split_list(methods)
-        known = {**KNOWN_METHODS, **{m.name: m for m in config.methods}}
+        # the sweep's own methods, and the seed papers' (which no spec sweep lists) by name
+        known = {**PAPER_METHOD_SPECS, **{m.name: m for m in config.methods}}
         unknown = [name for name in wanted if name not in known]
         if unknown:
-            raise ConfigError(f"--methods: unknown method(s) {', '.join(unknown)} "
-                              f"(known: {', '.join(known)})")
+            raise ConfigError(f"--methods: not in this sweep: {', '.join(unknown)} "
+                              f"(it has {', '.join(m.name for m in config.methods)}; any sweep also takes "
+                              f"{', '.join(PAPER_METHOD_SPECS)})")
         changes["methods"] = tuple(known[name] for name in wanted)
     if reps is not None:
         changes["reps"] = _positive_int(reps, "--reps")
