@@ -17,6 +17,7 @@
 #define TILE 128       // output tile edge; 256 threads, each 8 x 8 entries
 #define KC 16          // k-chunk staged in shared memory per step
 #define SUB 8          // TILE / 16
+typedef unsigned long long Index;  // matrix offsets: n^2 passes 2^31 at n = 46,341
 
 template <typename D> struct Half;
 template <> struct Half<int> { static constexpr int inf = 0x3fffffff; };
@@ -38,10 +39,10 @@ __global__ void apsp_fw_k(D* d, int N, int n, int k) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     const int i = blockIdx.y * blockDim.y + threadIdx.y;
     if (i >= n || j >= n) return;
-    const size_t row = (size_t)i * N;
+    const Index row = (Index)i * N;
     const D dik = d[row + k];
     if (dik >= Half<D>::inf) return;
-    d[row + j] = add_min(dik, d[(size_t)k * N + j], d[row + j]);
+    d[row + j] = add_min(dik, d[(Index)k * N + j], d[row + j]);
 }
 
 // Phase 1: the 128 x 128 tile (kb, kb) closed by 128 FW steps, kept in registers; each step
@@ -51,12 +52,12 @@ template <typename D>
 __global__ void __launch_bounds__(256) apsp_fw_diagonal(D* d, int N, int kb) {
     __shared__ D row_k[TILE], col_k[TILE];
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-    D* base = d + (size_t)kb * TILE * N + (size_t)kb * TILE;
+    D* base = d + (Index)kb * TILE * N + (Index)kb * TILE;
     D a[SUB][SUB];
 #pragma unroll
     for (int r = 0; r < SUB; ++r)
 #pragma unroll
-        for (int c = 0; c < SUB; ++c) a[r][c] = base[(size_t)(ty + 16 * r) * N + tx + 16 * c];
+        for (int c = 0; c < SUB; ++c) a[r][c] = base[(Index)(ty + 16 * r) * N + tx + 16 * c];
     for (int k = 0; k < TILE; ++k) {
         const int kr = k >> 4, ko = k & 15;
 #pragma unroll
@@ -78,7 +79,7 @@ __global__ void __launch_bounds__(256) apsp_fw_diagonal(D* d, int N, int kb) {
 #pragma unroll
     for (int r = 0; r < SUB; ++r)
 #pragma unroll
-        for (int c = 0; c < SUB; ++c) base[(size_t)(ty + 16 * r) * N + tx + 16 * c] = a[r][c];
+        for (int c = 0; c < SUB; ++c) base[(Index)(ty + 16 * r) * N + tx + 16 * c] = a[r][c];
 }
 
 // C[I][J] = min(init[I][J], min over k in [kbegin, kend) of A[I][k] + B[k][J]) for one
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(256) apsp_minplus_tiles(D* C, const D* A, cons
         if (mode == 1 && (I == kb || J == kb)) return;
     }
     const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
-    const size_t row0 = (size_t)I * TILE, col0 = (size_t)J * TILE;
+    const Index row0 = (Index)I * TILE, col0 = (Index)J * TILE;
     D acc[SUB][SUB];
 #pragma unroll
     for (int r = 0; r < SUB; ++r)
@@ -118,7 +119,7 @@ __global__ void __launch_bounds__(256) apsp_minplus_tiles(D* C, const D* A, cons
     for (int i = 0; i < LOADS; ++i) {
         const int e = t + 256 * i;
         next_a[i] = A[(row0 + e / KC) * N + kbegin + e % KC];           // 16 consecutive k of a row
-        next_b[i] = B[(size_t)(kbegin + e / TILE) * N + col0 + e % TILE];  // a row of 128 columns
+        next_b[i] = B[(Index)(kbegin + e / TILE) * N + col0 + e % TILE];  // a row of 128 columns
     }
     for (int k0 = kbegin; k0 < kend; k0 += KC) {
 #pragma unroll
@@ -133,7 +134,7 @@ __global__ void __launch_bounds__(256) apsp_minplus_tiles(D* C, const D* A, cons
             for (int i = 0; i < LOADS; ++i) {
                 const int e = t + 256 * i;
                 next_a[i] = A[(row0 + e / KC) * N + k0 + KC + e % KC];
-                next_b[i] = B[(size_t)(k0 + KC + e / TILE) * N + col0 + e % TILE];
+                next_b[i] = B[(Index)(k0 + KC + e / TILE) * N + col0 + e % TILE];
             }
         }
 #pragma unroll
@@ -155,7 +156,7 @@ __global__ void __launch_bounds__(256) apsp_minplus_tiles(D* C, const D* A, cons
     for (int r = 0; r < SUB; ++r)
 #pragma unroll
         for (int c = 0; c < SUB; ++c) {
-            const size_t at = (row0 + ty + 16 * r) * N + col0 + tx + 16 * c;
+            const Index at = (row0 + ty + 16 * r) * N + col0 + tx + 16 * c;
             if (mode == 2 && acc[r][c] < init[at]) any = 1;
             C[at] = acc[r][c];
         }
@@ -176,7 +177,7 @@ __global__ void apsp_batch_relax(D* d, int N, int n, int first, long long pairs,
         mask[p] = 0;
         const long long s = p / n;
         const int u = (int)(p - s * n);
-        D* row = d + (size_t)(first + s) * N;
+        D* row = d + (Index)(first + s) * N;
         const D du = row[u];
         const int end = row_ptr[u + 1];
         for (int e = row_ptr[u]; e < end; ++e) {
