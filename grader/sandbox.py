@@ -45,6 +45,7 @@ SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 ALWAYS_PASSED = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
 SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "KEY", "COOKIE", "SESSION")
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
+PR_SET_CHILD_SUBREAPER = 36
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,8 @@ def session_root(base: Path | None = None) -> Path:
     top = Path(base or tempfile.gettempdir()) / ("sssp-grader" if is_root() else f"sssp-grader-{os.getuid()}")
     mine = top / f"{os.getpid()}"
     if not mine.is_dir():
+        # orphaned descendants (a setsid grandchild) come to us, so their zombies can be reaped
+        _lib().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         top.mkdir(mode=0o711, exist_ok=True)
         os.chmod(top, 0o711)
         cleanup_stale(top)
@@ -287,23 +290,62 @@ def _kill_all(process, group, sandbox: Sandbox, drop_user: bool) -> int:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    leftovers = 0
+    killed: set[int] = set()
     if group is not None:
-        leftovers = len(group.kill() - {process.pid})
+        killed = group.kill() - {process.pid}
     elif drop_user:
-        leftovers = kill_uid(sandbox.uid)
+        killed = kill_uid(sandbox.uid)
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         pass
+    leftovers = len(killed)
     if group is not None:
         group.remove()
+        killed |= _orphans_of(group)
+    _reap(killed)
     return leftovers
 
 
-def kill_uid(uid: int) -> int:
+def _orphans_of(group) -> set[int]:
+    """Zombies that came to us from the run's group (the middle of a double fork): ours to reap."""
+    names = [f"/{Path(path).name}" for path in group.paths]
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            if f"\nPPid:\t{os.getpid()}\n" not in status or "\nState:\tZ" not in status:
+                continue
+            cgroup = (entry / "cgroup").read_text()
+        except OSError:
+            continue
+        if any(name in cgroup for name in names):
+            found.add(int(entry.name))
+    return found
+
+
+def _reap(pids: set[int]) -> None:
+    """Collect the zombies of killed orphans that came to us (we are their subreaper)."""
+    deadline = time.monotonic() + 1.0
+    waiting = set(pids)
+    while waiting and time.monotonic() < deadline:
+        for pid in list(waiting):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:      # not ours (no subreaper): init reaps it
+                waiting.discard(pid)
+                continue
+            if done:
+                waiting.discard(pid)
+        if waiting:
+            time.sleep(0.01)
+
+
+def kill_uid(uid: int) -> set[int]:
     """SIGKILL every process whose real uid is `uid` (a uid dedicated to this run)."""
-    killed = 0
+    killed: set[int] = set()
     for _ in range(20):
         found = []
         for entry in Path("/proc").iterdir():
@@ -322,7 +364,7 @@ def kill_uid(uid: int) -> int:
         for pid in found:
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
+                killed.add(pid)
             except OSError:
                 pass
         time.sleep(0.01)

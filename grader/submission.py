@@ -189,7 +189,7 @@ def _unzip(source: Path, dest: Path, limits: Limits) -> None:
                     (dest / name).parent.mkdir(parents=True, exist_ok=True)
                     os.symlink(target, dest / name)
                     continue
-                if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):   # 0: no type recorded (a file)
                     raise Refused(f"member {info.filename!r} is a device, FIFO or other special file")
                 if info.is_dir():
                     (dest / name).mkdir(parents=True, exist_ok=True)
