@@ -89,8 +89,9 @@ class LineTooLong(InputError):
 class _LineGuard(io.RawIOBase):
     """A byte stream that fails, naming the line, as soon as a line passes :data:`LINE_LIMIT`."""
 
-    def __init__(self, raw, path):
+    def __init__(self, raw, path, underlying=None):
         self.raw, self.path = raw, path
+        self.underlying = underlying  # a GzipFile does not close the file it reads
         self.lines = 0  # newlines seen
         self.run = 0    # bytes since the last newline
 
@@ -121,7 +122,9 @@ class _LineGuard(io.RawIOBase):
                          self.lines + 1)
 
     def close(self):
-        self.raw.close()
+        for stream in (self.raw, self.underlying):
+            if stream is not None:
+                stream.close()
         super().close()
 
 
@@ -137,9 +140,10 @@ class _Source:
 
     def open_text(self):
         raw = io.BytesIO(self.data) if self.data is not None else open(self.path, "rb")
+        underlying = None
         if self.gzipped:
-            raw = gzip.GzipFile(fileobj=raw, mode="rb")
-        guarded = io.BufferedReader(_LineGuard(raw, self.path), buffer_size=_READ_CHUNK)
+            raw, underlying = gzip.GzipFile(fileobj=raw, mode="rb"), raw
+        guarded = io.BufferedReader(_LineGuard(raw, self.path, underlying), buffer_size=_READ_CHUNK)
         return io.TextIOWrapper(guarded, encoding="utf-8", errors="replace", newline=None)
 
 
