@@ -69,11 +69,13 @@ def test_figure1_and_wide_distances(device, method):
     assert result.full(np.int64)[0].tolist() == [0, big, 2 * big, 3 * big, 5, np.iinfo(np.int64).max]
 
 
-@pytest.mark.gpu
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("method", METHODS)
-def test_sampled_rows_of_a_bigger_graph_on_the_gpu(method):
-    graph = random_graph(9, n=3000, m=20000, max_weight=100, unreachable=50)
-    result = solve(graph, method, on("gpu"))
+def test_sampled_rows_of_a_bigger_graph(device, method):
+    """Several tiles per side (3000 vertices on the GPU, 520 in numpy), 40 rows checked."""
+    n = 3000 if device == "gpu" else 520
+    graph = random_graph(9, n=n, m=7 * n, max_weight=100, unreachable=n // 60)
+    result = solve(graph, method, on(device))
     rows = np.random.default_rng(0).choice(graph.n, 40, replace=False)
     for row in rows:
         np.testing.assert_array_equal(result.rows(row, row + 1, np.int64)[0], scipy_rows(graph, [row])[0])
