@@ -7,6 +7,7 @@ Flags take one or two dashes and come in any order.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -139,7 +140,8 @@ def _execute(invocation: Invocation, stages: Stages) -> int:
     from .memory import ensure_fits
     from .output import report_lines, write_distance_file
 
-    if same_file(invocation.input, invocation.output):
+    # Only a regular file is destroyed by writing over it (a terminal may be both ends).
+    if same_file(invocation.input, invocation.output) and os.path.isfile(invocation.input):
         raise InputError(invocation.output, "is the input file: refusing to overwrite it (choose another -output)")
     stages.lap("start-up")
     graph = load_graph(invocation.input)
