@@ -29,16 +29,17 @@ class Cell:
     usesmem: str
     sync: str
     rep: int
+    program_id: str = ""   # identity (commit, content digest): what run ids are keyed by
 
     @property
     def run_id(self) -> str:
-        return run_id(self.program, self.graph, self.ordering, self.method, self.sync,
+        return run_id(self.program_id or self.program, self.graph, self.ordering, self.method, self.sync,
                       self.bsize, self.bcount, self.rep)
 
     @property
     def label(self) -> str:
         return (f"{self.graph} {self.ordering} {self.bsize}x{self.bcount} {self.method} {self.sync}"
-                + (f" #{self.rep}" if self.rep else ""))
+                + (" warm-up" if self.rep < 0 else f" #{self.rep}" if self.rep else ""))
 
 
 def graph_label(entry: str) -> str:
@@ -58,21 +59,39 @@ def looks_like_path(entry: str) -> bool:
     return "/" in entry or "\\" in entry or entry.endswith((".txt", ".gr", ".gz", ".el", ".tsv", ".csv", ".edges"))
 
 
-def expand(config: SweepConfig, graphs: tuple[str, ...] | None = None) -> list[Cell]:
+WARMUP_REP = -1   # rep of a warm-up run: recorded (so a failing one shows), never reported
+
+
+def expand(config: SweepConfig, graphs: tuple[str, ...] | None = None, program_id: str = "",
+           label: str | None = None) -> list[Cell]:
     """Every cell of the matrix, graph outermost (one reference per graph), honouring each
-    method's orderings and syncs."""
+    method's orderings and syncs.
+
+    Within a graph the repetition is the outer loop: each repetition is a full pass over the
+    graph's settings, so a moment of a busy machine slows one repetition of many settings
+    (which the report's ranges and outlier rule see) instead of every repetition of one.
+    With ``warmup`` set, each (ordering, method, sync) first gets that many warm-up runs at
+    the first configuration, recorded with negative reps (file caches, GPU clocks).
+    ``program_id`` keys the run ids (grader.identity); ``label`` overrides the config's."""
     cells = []
     for entry in graphs if graphs is not None else config.graphs:
         graph = graph_label(entry)
-        for ordering in config.orderings:
-            for bsize, bcount in config.configs:
-                for method in config.methods:
-                    if ordering not in method.orderings:
-                        continue
-                    for sync in method.syncs:
-                        for rep in range(config.reps):
-                            cells.append(Cell(config.program_label, graph, ordering, bsize, bcount,
-                                              method.name, method.run_as, method.usesmem, sync, rep))
+        settings = [(ordering, method, sync) for ordering in config.orderings for method in config.methods
+                    if ordering in method.orderings for sync in method.syncs]
+        bsize0, bcount0 = config.configs[0]
+        for warm in range(getattr(config, "warmup", 0)):
+            for ordering, method, sync in settings:
+                cells.append(Cell(label or config.program_label, graph, ordering, bsize0, bcount0, method.name,
+                                  method.run_as, method.usesmem, sync, WARMUP_REP - warm, program_id))
+        for rep in range(config.reps):
+            for ordering in config.orderings:
+                for bsize, bcount in config.configs:
+                    for method in config.methods:
+                        if ordering not in method.orderings:
+                            continue
+                        for sync in method.syncs:
+                            cells.append(Cell(label or config.program_label, graph, ordering, bsize, bcount,
+                                              method.name, method.run_as, method.usesmem, sync, rep, program_id))
     return cells
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import inspect
-import math
 import signal
 import statistics
 import sys
@@ -17,16 +16,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.cells import PROJECT_SSSP, Cell, expand, graph_label, looks_like_path, render_command
-from grader.check import classify
+from grader.cells import PROJECT_SSSP, Cell, expand, graph_label, looks_like_path
+from grader import cellrun, inputs
+from grader.identity import template_identity
 from grader.config import ConfigError, SweepConfig, load_config, template_fields
 from grader.executors import EXECUTORS, ExecutorUnavailable, open_executor
 from grader.executors.celltask import failure_row, make_tasks, run_task
 from grader.progress import Progress, format_duration
-from grader.runner import run_program
-from grader.store import done_ids
+from grader.sandbox import session_root
+from grader.store import LockedResults, ResultsLocked, done_ids
 from sssp_common.files import REPO_ROOT
-from sssp_common.record import ResultsFile, latest_by_run_id, machine, project_commit, read_rows, utc_now
+from sssp_common.record import ResultsFile, latest_by_run_id, machine, project_commit, read_rows
 
 HELP = "run a sweep matrix, checking every output (resumes where it stopped)"
 DEFAULT_CONFIG = Path("configs/sweep.toml")
@@ -85,6 +85,8 @@ class PreparedGraph:
     reference: object            # np.ndarray of int64 distances
     edges: int
     ordered: dict[str, Path] = field(default_factory=dict)
+    reference_checksum: str = ""     # checked before every use (grader.cellrun)
+    identities: dict = field(default_factory=dict)   # ordering -> the input file's identity, checked before every run
 
     @property
     def vertices(self) -> int:
@@ -107,7 +109,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
         return 2
     results_path = Path(results) if results else default_results(sweep, scale)
     cache_dir = Path(cache_dir) if cache_dir else sweep.cache_dir
-    cells = expand(sweep)
+    cells = expand(sweep, program_id=template_identity(sweep.command, sweep.config_dir))
     skip = set() if force else done_ids(results_path, rerun_failed, warn=err)
     todo = [cell for cell in cells if cell.run_id not in skip]
 
@@ -128,16 +130,21 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     overheads: list[float] = []
     ran = 0
     try:
+        store = LockedResults(results_path)
+    except ResultsLocked as error:
+        print(f"grader sweep: {error}", file=err)
+        return 2
+    try:
         pool = open_executor(executor or sweep.executor, run_task, workers=workers or sweep.workers,
                              scheduler=scheduler or sweep.scheduler)
     except ExecutorUnavailable as error:
+        store.close()
         print(f"grader sweep: {error}", file=err)
         return 2
     if not quiet:
         print(f"sweep {sweep.name!r}: {len(cells)} cells, {len(todo)} to run "
               f"({len(cells) - len(todo)} already in {results_path}); scale {sweep.scale}; {pool.describe()}", file=err)
     progress = Progress(len(todo), unit="cells", label="", stream=err, quiet=quiet)
-    store = ResultsFile(results_path)
     previous_sigterm = _sigterm_as_interrupt()
     pending: dict = {}            # run id -> its task, until its row is written
     recorded: set[str] = set()    # run ids written in this session: a cell is never written twice
@@ -235,18 +242,32 @@ def _note(progress: Progress, err, text: str) -> None:
 # --- one graph ---------------------------------------------------------------------
 
 def prepare_graph(entry: str, sweep: SweepConfig, orderings: set[str], cache_dir: Path | None) -> PreparedGraph:
-    """Resolve the edge list, write the orderings needed, compute the reference (cached by content)."""
+    """Resolve the graph; write its spec-format inputs (plain `src dst w` text, one per ordering,
+    cached by content) and expose them read-only; compute the reference on exactly what the
+    program reads (cached by content; its checksum kept and checked before every run)."""
     name = graph_label(entry)
     path = resolve_graph(entry, sweep, cache_dir)
     import reference
+    folder = Path(cache_dir) / "inputs" if cache_dir else None
     try:
-        distances = _call(reference.distances, path, cache_dir=cache_dir)
+        given = inputs.spec_input(path, "given", folder)
+    except Exception as error:
+        raise GraphUnavailable(f"cannot write the spec-format input for {path}: {type(error).__name__}: {error}") from None
+    try:
+        distances = _call(reference.distances, given, cache_dir=cache_dir)
     except Exception as error:  # a reference that cannot be had: skip the graph, say why
         raise GraphUnavailable(f"no reference for {path}: {type(error).__name__}: {error}") from None
-    ordered = {}
+    shown = session_root() / "inputs"
+    ordered, identities = {}, {}
     for ordering in sorted(orderings):
-        ordered[ordering] = order_graph(path, ordering, cache_dir)
-    return PreparedGraph(name=name, path=path, reference=distances, edges=count_edges(path), ordered=ordered)
+        try:
+            ordered[ordering] = inputs.expose(inputs.spec_input(path, ordering, folder), shown)
+        except Exception as error:
+            raise GraphUnavailable(f"cannot write the {ordering} ordering: {type(error).__name__}: {error}") from None
+        identities[ordering] = inputs.identity(ordered[ordering])
+    cellrun.keep_private(cache_dir)
+    return PreparedGraph(name=name, path=path, reference=distances, edges=count_edges(given), ordered=ordered,
+                         reference_checksum=cellrun.checksum(distances), identities=identities)
 
 
 def resolve_graph(entry: str, sweep: SweepConfig, cache_dir: Path | None) -> Path:
@@ -269,19 +290,6 @@ def resolve_graph(entry: str, sweep: SweepConfig, cache_dir: Path | None) -> Pat
         raise GraphUnavailable(str(error)) from None
     except Exception as error:
         raise GraphUnavailable(f"{type(error).__name__}: {error}") from None
-
-
-def order_graph(path: Path, ordering: str, cache_dir: Path | None) -> Path:
-    try:
-        from grader import orderings
-    except ImportError as error:
-        if ordering == "given":
-            return path
-        raise GraphUnavailable(f"cannot write the {ordering} ordering ({error})") from None
-    try:
-        return Path(_call(orderings.ordered, path, ordering, cache_dir=cache_dir))
-    except Exception as error:
-        raise GraphUnavailable(f"cannot write the {ordering} ordering: {type(error).__name__}: {error}") from None
 
 
 def _call(function, *args, **kwargs):
@@ -318,33 +326,9 @@ def count_edges(path: Path) -> int:
 
 def run_cell(cell: Cell, graph: PreparedGraph, sweep: SweepConfig, provenance: dict,
              store: ResultsFile) -> tuple[dict, float]:
-    """Run, judge, append; returns the row and the harness's own seconds (total minus the program's)."""
-    started_at = utc_now()
-    began = time.perf_counter()
-    input_path = graph.ordered[cell.ordering]
-
-    def argv_for(output_path: Path) -> list[str]:
-        return render_command(sweep.command, cell, input_path, output_path, sweep.config_dir)
-
-    with run_program(argv_for, sweep.timeout_s) as result:
-        verdict = classify(result, graph.reference, sweep.sentinels)
-    row = {
-        "run_id": cell.run_id, "sweep": sweep.name, "program": cell.program, "graph": cell.graph,
-        "graph_vertices": graph.vertices, "graph_edges": graph.edges, "ordering": cell.ordering,
-        "method": cell.method, "sync": cell.sync, "bsize": cell.bsize, "bcount": cell.bcount, "rep": cell.rep,
-        "status": verdict["status"],
-        "computation_ms": _finite(verdict["computation_ms"]), "filtering_ms": _finite(verdict["filtering_ms"]),
-        "rounds": verdict["rounds"], "edges_processed": verdict["edges_processed"],
-        "edges_filtered": verdict["edges_filtered"], "mismatches": verdict["mismatches"],
-        "detail": verdict["detail"], "device": verdict["device"], "wall_s": round(result.wall_s, 4),
-        "command": list(result.argv), **provenance, "started_at": started_at,
-    }
-    store.append(row)
-    return row, time.perf_counter() - began - result.wall_s
-
-
-def _finite(value):
-    return value if value is None or math.isfinite(value) else None
+    """Run (isolated), judge, append; returns the row and the harness's own seconds (total minus
+    the program's). The one runner sweep, grade and the executors share: grader.cellrun."""
+    return cellrun.run_cell(cell, graph, sweep, provenance, store)
 
 
 # --- the end -----------------------------------------------------------------------
