@@ -66,6 +66,7 @@ class SweepConfig:
     orderings: tuple[str, ...] = ORDERINGS
     methods: tuple[MethodSpec, ...] = tuple(DEFAULT_METHODS.values())
     reps: int = 1
+    warmup: int = 0                # warm-up runs per (graph, ordering, method, sync), rep < 0
     timeout_s: float = 120.0
     program_label: str = "project"
     command: str = PROJECT_TEMPLATE
@@ -82,7 +83,7 @@ class SweepConfig:
         return self.path.parent
 
 
-TOP_KEYS = {"name", "graphs", "scale", "configs", "orderings", "methods", "reps", "timeout_s",
+TOP_KEYS = {"name", "graphs", "scale", "configs", "orderings", "methods", "reps", "warmup", "timeout_s",
             "program", "data_dirs", "cache_dir", "description", "executor"}
 PROGRAM_KEYS = {"label", "command", "sentinels"}
 EXECUTOR_KEYS = {"kind", "workers", "scheduler"}
@@ -213,6 +214,7 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
         orderings=orderings,
         methods=_methods(raw.get("methods", list(DEFAULT_METHODS))),
         reps=_positive_int(raw.get("reps", 1), "key 'reps'"),
+        warmup=_count(raw.get("warmup", 0), "key 'warmup'"),
         timeout_s=_positive_number(raw.get("timeout_s", 120), "key 'timeout_s'"),
         program_label=label.strip(),
         command=check_template(program.get("command", PROJECT_TEMPLATE), "key 'program.command'"),
@@ -306,6 +308,13 @@ def _positive_int(value, where) -> int:
     if number < 1 or (isinstance(value, float) and value != number):
         raise ConfigError(f"{where}: must be a positive integer, got {value!r}")
     return number
+
+
+def _count(value, where) -> int:
+    """A non-negative integer (0 allowed, unlike reps)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ConfigError(f"{where}: must be a whole number >= 0, got {value!r}")
 
 
 def _positive_number(value, where) -> float:

@@ -3,6 +3,13 @@
 Why: a time is only worth printing when the run was correct. A cell keeps the
 median and min–max of its ok repetitions *and* what happened to the others, so
 every renderer shows a failure as its status word, never as a time.
+
+Outliers: with 3 or more ok repetitions, a value further than OUTLIER_MADS scaled
+median absolute deviations from the median is flagged and not used (not in the
+median, not in the range). The MAD is floored at MAD_FLOOR of the median: with three
+repetitions the MAD is the smaller of two deviations and may be tiny by chance, and
+ordinary noise must not be thrown away as an outlier (which would narrow the ranges
+the observations compare).
 """
 from __future__ import annotations
 
@@ -15,7 +22,26 @@ STATUS_WORDS = {"wrong": "wrong", "timeout": "timeout", "crash": "crash",
                 "malformed": "malformed", "no_output": "no output"}
 FAIL_MARK = "✗"
 MIXED_MARK = "⚠"
+OUTLIER_MARK = "†"
 MISSING = "—"
+OUTLIER_MADS = 3.0
+MAD_SCALE = 1.4826      # a normal distribution's sigma in MADs
+MAD_FLOOR = 0.10        # of the median: outliers deviate by more than 3 x 1.4826 x 10% ~ 44%
+MIN_OUTLIER_REPS = 3
+
+
+def split_outliers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(kept, outliers) by the rule in the module docstring; fewer than 3 values: all kept."""
+    values = np.asarray(values, dtype=float)
+    if len(values) < MIN_OUTLIER_REPS:
+        return values, values[:0]
+    median = float(np.median(values))
+    mad = float(np.median(np.abs(values - median)))
+    scale = max(MAD_SCALE * mad, MAD_SCALE * MAD_FLOOR * abs(median))
+    if scale == 0:
+        return values, values[:0]
+    far = np.abs(values - median) > OUTLIER_MADS * scale
+    return values[~far], values[far]
 
 
 def format_number(value: float, unit: str = "ms") -> str:
@@ -52,6 +78,13 @@ class Cell:
     failures: tuple[tuple[str, int], ...] = ()
     mismatches: tuple[int, ...] = ()
     unit: str = "ms"
+    outliers: tuple[float, ...] = ()
+    n_values: int = 0               # ok repetitions that printed this value
+
+    @property
+    def n_used(self) -> int:
+        """Ok repetitions that the median and range rest on (outliers not counted)."""
+        return self.n_values - len(self.outliers)
 
     @property
     def state(self) -> str:
@@ -74,9 +107,10 @@ class Cell:
     @property
     def spread_text(self) -> str:
         """'300.0–310.0' when several ok reps differ, else ''."""
-        if self.n_ok < 2 or self.low is None or self.low == self.high:
+        if self.n_used < 2 or self.low is None:
             return ""
-        return f"{format_number(self.low, self.unit)}–{format_number(self.high, self.unit)}"
+        low, high = format_number(self.low, self.unit), format_number(self.high, self.unit)
+        return "" if low == high else f"{low}–{high}"
 
     @property
     def failure_text(self) -> str:
@@ -93,6 +127,12 @@ class Cell:
         return ", ".join(parts)
 
     @property
+    def outlier_mark(self) -> str:
+        """'†' for one outlier left out, '†2' for two."""
+        count = len(self.outliers)
+        return "" if not count else OUTLIER_MARK + (str(count) if count > 1 else "")
+
+    @property
     def text(self) -> str:
         """Plain-text rendering shared by Markdown and HTML."""
         state = self.state
@@ -103,6 +143,8 @@ class Cell:
         text = self.value_text
         if self.spread_text:
             text += f" [{self.spread_text}]"
+        if self.outliers:
+            text += f" {self.outlier_mark}"
         if state == "mixed":
             text += f" {MIXED_MARK} {self.failure_text}"
         return text
@@ -135,6 +177,8 @@ def summarize(runs: pd.DataFrame, value: str, unit: str = "ms") -> Cell:
         mismatches = tuple(sorted({int(m) for m in wrong[~np.isnan(wrong)]}))
     if len(values) == 0:
         return Cell(n_runs=len(runs), n_ok=int(ok.sum()), failures=failures, mismatches=mismatches, unit=unit)
-    return Cell(n_runs=len(runs), n_ok=int(ok.sum()), median=float(np.median(values)),
-                low=float(values.min()), high=float(values.max()),
-                failures=failures, mismatches=mismatches, unit=unit)
+    kept, outliers = split_outliers(values) if unit == "ms" else (values, values[:0])
+    return Cell(n_runs=len(runs), n_ok=int(ok.sum()), n_values=len(values), median=float(np.median(kept)),
+                low=float(kept.min()), high=float(kept.max()),
+                failures=failures, mismatches=mismatches, unit=unit,
+                outliers=tuple(float(v) for v in outliers))

@@ -18,7 +18,7 @@ from sssp_common.record import latest, read_rows
 INT_COLUMNS = ("graph_vertices", "graph_edges", "bsize", "bcount", "rep",
                "rounds", "edges_processed", "edges_filtered", "mismatches")
 FLOAT_COLUMNS = ("computation_ms", "filtering_ms", "wall_s")
-STR_COLUMNS = ("run_id", "sweep", "program", "graph", "ordering", "method", "sync",
+STR_COLUMNS = ("run_id", "sweep", "program", "program_id", "graph", "ordering", "method", "sync",
                "status", "detail", "device", "machine", "commit", "started_at")
 
 
@@ -36,9 +36,13 @@ def config_label(bsize, bcount) -> str:
     return vocabulary.config_label(bsize, bcount)
 
 
+CPU_DEVICE = "CPU (numpy)"   # the device word of the numpy fallback (docs/CONTRACTS.md)
+
+
 def to_frame(rows: list[dict]) -> pd.DataFrame:
-    """Typed frame (nullable ints, float ms, strings) with `variant` and `config` labels,
-    keeping the latest row of each run_id (sssp_common.record's rule: the last written)."""
+    """Typed frame (nullable ints, float ms, strings) with `variant`, `config` and `program_key`
+    labels, keeping the latest row of each run_id (sssp_common.record's rule: the last written).
+    Warm-up runs (rep < 0) are kept here, flagged by `warmup`; `measured` drops them."""
     rows = latest(rows)
     frame = pd.DataFrame(rows)
     for column in INT_COLUMNS + FLOAT_COLUMNS + STR_COLUMNS:
@@ -54,7 +58,15 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
     frame["variant"] = [variant_label(m, s) for m, s in zip(frame["method"], frame["sync"])]
     frame["config"] = [config_label(b, c) for b, c in zip(frame["bsize"], frame["bcount"])]
+    frame["program_key"] = [pid or label for pid, label in zip(frame["program_id"], frame["program"])]
+    frame["warmup"] = (frame["rep"].fillna(0) < 0).astype(bool)
+    frame["cpu"] = frame["device"] == CPU_DEVICE
     return frame
+
+
+def measured(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows a report may use: warm-up runs (rep < 0) dropped."""
+    return frame[~frame["warmup"]] if len(frame) else frame
 
 
 def load_results(paths: Iterable[Path], warn=True) -> pd.DataFrame:
@@ -65,3 +77,47 @@ def load_results(paths: Iterable[Path], warn=True) -> pd.DataFrame:
     if not rows:
         return to_frame([]).iloc[0:0]
     return to_frame(rows)
+
+
+# ---- one program per report --------------------------------------------------------------
+
+def programs(frame: pd.DataFrame) -> list[tuple[str, str, int]]:
+    """(identity, label, runs) of every program in the results, most runs first. The identity
+    is the record's program_id, or its label for rows written before program_id existed."""
+    if not len(frame):
+        return []
+    out = []
+    for key, group in frame.groupby("program_key", sort=False):
+        labels = [v for v in dict.fromkeys(group["program"]) if v]
+        out.append((str(key), ", ".join(labels) or str(key), len(group)))
+    return sorted(out, key=lambda item: -item[2])
+
+
+class ProgramChoiceError(ValueError):
+    """--program names no program of the results, or names several."""
+
+
+def select_program(frame: pd.DataFrame, choice: str) -> pd.DataFrame:
+    """Rows of the program whose identity or label is `choice` (an identity prefix of 7+
+    characters also matches); refuses when the label is shared by several identities."""
+    present = programs(frame)
+    exact = [key for key, label, _ in present if choice == key]
+    by_label = [key for key, label, _ in present if choice in label.split(", ")]
+    by_prefix = [key for key, _, _ in present if len(choice) >= 7 and key.startswith(choice)]
+    matches = exact or by_label or by_prefix
+    listing = describe_programs(present)
+    if not matches:
+        raise ProgramChoiceError(f"--program {choice!r}: no such program in the results; they hold {listing}")
+    if len(matches) > 1:
+        raise ProgramChoiceError(f"--program {choice!r} matches {len(matches)} programs; name one by its "
+                                 f"identity: {listing}")
+    return frame[frame["program_key"] == matches[0]]
+
+
+def describe_programs(present: list[tuple[str, str, int]]) -> str:
+    """'project (id abc123…, 624 runs); student-7 (id 9f…, 50 runs)'."""
+    parts = []
+    for key, label, runs in present:
+        ident = "" if key == label else f"id {key}, "
+        parts.append(f"{label} ({ident}{runs} runs)")
+    return "; ".join(parts)

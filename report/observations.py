@@ -1,9 +1,16 @@
-"""Sentences generated from the numbers, each carrying the figures it rests on.
+"""Sentences a student would write, generated from the same cells as the tables.
 
-Why generated: the spec asks for data analysis; sentences written from the
-same cells as the tables cannot drift from them. Only cells whose every
-repetition was ok are compared; a comparison that failed runs prevent is said
-to be impossible instead of being made.
+Why generated: the spec asks for data analysis; sentences written from the table
+cells cannot drift from them. Rules (docs in report/compare.py and report/cells.py):
+- only settings whose every repetition was ok are compared; failed ones are named once;
+- one setting is called faster than another only when their ranges do not overlap
+  (compare.compare); otherwise the sentence says "within noise";
+- nothing is said about a knob the method or the device ignores: the numpy fallback
+  runs no GPU grid (no configuration claims on the CPU), and there it runs segscan as
+  plain bmf and opt the same way for both syncs; opt ignores -bcount (its configurations
+  are compared by block size only);
+- every candidate gets an effect size (the ratio of medians); a graph shows a few per
+  question of the spec, called differences first, largest first.
 """
 from __future__ import annotations
 
@@ -11,15 +18,20 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .cells import Cell, format_number, format_times
-from .tables import (BASELINE, ORDERINGS, SYNC_NAMES, best_clean, cell_grid, configs, graphs, select,
-                     variants, with_total, work_ordering)
+from .cells import Cell, format_number, summarize
+from .compare import FASTER, NOISE, Verdict, compare, span, versus
+from .tables import (BASELINE, ORDER_SHORT, best_clean, cell_grid, graphs, on_cpu, orderings_of, select,
+                     variant_name, variants, with_total, work_values)
 
-
-TOPIC_TITLES = {"configuration": "Block configuration", "sync": "In-core vs out-of-core",
-                "ordering": "Edge ordering", "segscan": "Shared-memory segmented scan",
-                "filtering": "tpe: filtering vs computation", "work": "Work efficiency",
-                "opt": "opt vs bmf", "failures": "Settings left out (failed runs)"}
+TOPIC_TITLES = {"device": "What these numbers are", "configuration": "Block configuration",
+                "ordering": "Edge ordering", "sync": "In-core vs out-of-core",
+                "segscan": "Shared-memory segmented scan", "filtering": "tpe: filtering vs computation",
+                "work": "Work efficiency", "opt": "opt vs bmf", "papers": "The seed papers' methods vs bmf",
+                "failures": "Left out (failed or outlying runs)"}
+TOPIC_ORDER = tuple(TOPIC_TITLES)
+PER_TOPIC = {"configuration": 2, "ordering": 2, "sync": 2, "filtering": 2, "work": 2, "papers": 3}
+ORDER_PHRASES = {"given": "edges as given", "source": "edges sorted by source",
+                 "destination": "edges sorted by destination"}
 
 
 @dataclass(frozen=True)
@@ -27,291 +39,314 @@ class Observation:
     graph: str
     topic: str
     text: str
+    effect: float = 0.0          # ratio of medians (>= 1) or another size; larger = more notable
+    verdict: str = "fact"        # 'faster', 'noise', 'too few', 'fact', 'cannot'
+    key: tuple = ()              # what was compared, stable across reruns
+    winner: tuple = ()           # for 'faster': the ids of the side that won (tied leaders together)
+    loser: tuple = ()
 
     @property
     def topic_title(self) -> str:
         return TOPIC_TITLES.get(self.topic, self.topic)
 
-
-ORDER_PHRASES = {"given": "with edges as given", "source": "with edges sorted by source",
-                 "destination": "with edges sorted by destination"}
-
-
-def variant_name(variant: str) -> str:
-    """'bmf outcore' → 'bmf out-of-core'."""
-    method, _, sync = variant.partition(" ")
-    return f"{method} {SYNC_NAMES.get(sync, sync)}".strip()
-
-
-def ms(value: float) -> str:
-    return f"{format_number(value)} ms"
-
-
-times = format_times
+    @property
+    def rank(self) -> tuple:
+        """Sort key: called differences, then facts, then noise; larger effects first."""
+        order = {"faster": 0, "fact": 1, "noise": 2, "too few": 3, "cannot": 4}
+        return (order.get(self.verdict, 5), -self.effect)
 
 
 def ordering_phrase(ordering: str) -> str:
-    return ORDER_PHRASES.get(ordering, f"with {ordering} edge order")
+    return ORDER_PHRASES.get(ordering, f"{ordering} edge order")
 
 
-def clean_cells(grid: dict[str, Cell]) -> dict[str, Cell]:
+def clean(grid: dict[str, Cell]) -> dict[str, Cell]:
     return {config: cell for config, cell in grid.items() if cell.clean}
 
 
-def unclean_note(grid: dict[str, Cell]) -> str:
-    """' (not compared: 384×5 wrong (12))' for cells that ran but not cleanly."""
-    bad = [f"{config} {cell.failure_text}" for config, cell in grid.items() if cell.state in ("failed", "mixed")]
-    return f" (not compared: {'; '.join(bad)})" if bad else ""
+def pair(graph: str, topic: str, key: tuple, first: tuple, second: tuple, prefix: str, suffix: str = "",
+         unit: str = "ms") -> Observation:
+    """An observation comparing two clean cells, each side (id, display name, Cell); which is
+    faster is decided here, by median and the noise rule."""
+    if (second[2].median or 0) < (first[2].median or 0):
+        first, second = second, first
+    (fast_id, fast_name, fast), (slow_id, slow_name, slow) = first, second
+    verdict = compare(fast, slow)
+    text = f"{prefix}{versus(verdict, fast_name, fast, slow_name, slow, unit)}{suffix}."
+    called = verdict.called
+    as_ids = lambda side: tuple(side) if isinstance(side, tuple) else (side,)  # noqa: E731
+    return Observation(graph, topic, text, verdict.ratio, verdict.kind, key, as_ids(fast_id) if called else (),
+                       as_ids(slow_id) if called else ())
 
 
-def orderings_run(frame: pd.DataFrame, graph: str, variant: str) -> list[str]:
-    present = set(select(frame, graph=graph, variant=variant)["ordering"])
-    return [o for o in ORDERINGS if o in present] + sorted(present - set(ORDERINGS))
+def extremes(cells: dict[str, Cell], name) -> tuple[tuple, tuple]:
+    """((ids, name, cell) of the fastest, same of the slowest) among several settings. Settings
+    within noise of the fastest are its ties: the sentence names them all, so a rerun that
+    swaps two equal settings does not contradict it."""
+    order = sorted(cells, key=lambda k: (cells[k].median, k))
+    fast, slow = order[0], order[-1]
+    ties = [k for k in order if k == fast or compare(cells[fast], cells[k]).kind != FASTER]
+    if slow in ties:                       # everything within noise of the fastest
+        return (tuple(ties[:1]), name(fast), cells[fast]), (tuple(order[1:]), name(slow), cells[slow])
+    label = name(fast) if len(ties) == 1 else f"{' and '.join(name(k) for k in ties)} (tied)"
+    return (tuple(ties), label, cells[fast]), ((slow,), name(slow), cells[slow])
 
 
-def fastest_configuration(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """Per variant and ordering: the fastest and slowest configuration and their ratio."""
+# ---- one function per question of the spec ---------------------------------------------------
+
+def device_note(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    if not on_cpu(frame, graph):
+        return []
+    return [Observation(graph, "device", "These runs used the numpy CPU fallback, not a GPU: it simulates the "
+                        "block configuration (in-core only the warp count matters) and runs segscan as plain bmf "
+                        "and opt alike for both syncs, so this report makes no claim about configurations, segscan "
+                        "or opt's sync; times are numpy's, not a GPU's.", 0.0, "fact", ("device",))]
+
+
+def configuration(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    """Per variant and ordering: fastest vs slowest configuration (opt: block sizes only)."""
+    if on_cpu(frame, graph):
+        return []
     out = []
     for variant in variants(frame):
-        for ordering in orderings_run(frame, graph, variant):
-            grid = cell_grid(frame, graph, variant, ordering, "computation_ms")
-            clean = clean_cells(grid)
-            who = f"{variant_name(variant)} {ordering_phrase(ordering)}"
-            run = [c for c, cell in grid.items() if cell.state != "missing"]
-            if len(run) < 2:
-                out.append(Observation(graph, "configuration", f"On {graph}, {who} was run in only {len(run)} "
-                                       "configuration, so configurations cannot be compared."))
+        for ordering in orderings_of(frame, graph, variant):
+            grid = clean(cell_grid(frame, graph, variant, ordering, "computation_ms"))
+            if len(grid) < 2:
                 continue
-            if len(clean) < 2:
-                count = "none" if not clean else "only one"
-                out.append(Observation(graph, "configuration",
-                                       f"On {graph}, the configurations of {who} cannot be compared: {count} of "
-                                       f"its {len(run)} configurations ran correctly in every repetition"
-                                       f"{unclean_note(grid)}."))
-                continue
-            fast = min(clean, key=lambda c: clean[c].median)
-            slow = max(clean, key=lambda c: clean[c].median)
-            out.append(Observation(graph, "configuration",
-                                   f"On {graph}, {who} is fastest at {fast} ({ms(clean[fast].median)}), "
-                                   f"{times(clean[slow].median / clean[fast].median)} faster than the slowest "
-                                   f"configuration {slow} ({ms(clean[slow].median)}){unclean_note(grid)}."))
+            opt = variant.startswith("opt")
+            name = (lambda c: f"block size {c.split('×')[0]}") if opt else (lambda c: c)
+            fast, slow = extremes(grid, name)
+            who = f"On {graph}, {variant_name(variant)} ({ordering_phrase(ordering)}): "
+            tail = " (opt sizes its grid itself; -bcount is ignored)" if opt else ""
+            out.append(pair(graph, "configuration", ("configuration", variant, ordering), fast, slow,
+                            who + "fastest against slowest configuration: ", tail))
     return out
 
 
-def median_work(frame: pd.DataFrame, graph: str, variant: str, ordering: str, column: str) -> float | None:
-    runs = select(frame, graph=graph, variant=variant, ordering=ordering)
-    values = pd.to_numeric(runs.loc[runs["status"] == "ok", column], errors="coerce").dropna()
+def ordering(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    """Per variant run in several orderings: its best time per ordering, fastest vs slowest."""
+    out = []
+    for variant in variants(frame):
+        best = {}
+        for order in orderings_of(frame, graph, variant):
+            grid = clean(cell_grid(frame, graph, variant, order, "computation_ms"))
+            if grid:
+                config = min(grid, key=lambda c: (grid[c].median, c))
+                best[order] = grid[config]
+        if len(best) < 2:
+            continue
+        fast, slow = extremes(best, ordering_phrase)
+        out.append(pair(graph, "ordering", ("ordering", variant), fast, slow,
+                        f"On {graph}, {variant_name(variant)} at its best configuration: "))
+    return out
+
+
+def rounds_of(frame, graph, variant, order) -> float | None:
+    runs = select(frame, graph=graph, variant=variant, ordering=order)
+    values = pd.to_numeric(runs.loc[runs["status"] == "ok", "rounds"], errors="coerce").dropna()
     return float(values.median()) if len(values) else None
 
 
-def incore_vs_outcore(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """Per method and ordering: best in-core vs best out-of-core, and the per-configuration ratio range."""
+def sync(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    """Per method with both syncs and ordering: best in-core vs best out-of-core, with their rounds."""
     out = []
-    for method in ("bmf", "tpe", "opt"):
+    cpu = on_cpu(frame, graph)
+    methods = dict.fromkeys(v.split(" ")[0] for v in variants(frame) if " " in v)
+    for method in methods:
+        if cpu and method == "opt":
+            continue
         outcore, incore = f"{method} outcore", f"{method} incore"
-        for ordering in orderings_run(frame, graph, outcore):
-            if ordering not in orderings_run(frame, graph, incore):
+        for order in orderings_of(frame, graph, outcore):
+            if order not in orderings_of(frame, graph, incore):
                 continue
-            grid_out = cell_grid(frame, graph, outcore, ordering, "computation_ms")
-            grid_in = cell_grid(frame, graph, incore, ordering, "computation_ms")
-            clean_out, clean_in = clean_cells(grid_out), clean_cells(grid_in)
-            who = f"On {graph}, {method} {ordering_phrase(ordering)}"
-            if not clean_out or not clean_in:
-                out.append(Observation(graph, "sync", f"{who}: in-core and out-of-core cannot be compared, "
-                                       "one of them has no configuration that ran correctly in every repetition."))
+            best_out = best_clean(select(frame, ordering=order), graph, outcore)
+            best_in = best_clean(select(frame, ordering=order), graph, incore)
+            if best_out is None or best_in is None:
                 continue
-            best_out = min(clean_out, key=lambda c: clean_out[c].median)
-            best_in = min(clean_in, key=lambda c: clean_in[c].median)
-            ratio = clean_out[best_out].median / clean_in[best_in].median
-            verb = f"{times(ratio)} faster" if ratio >= 1 else f"{times(1 / ratio)} slower"
-            text = (f"{who}: in-core is {verb} than out-of-core at their best configurations "
-                    f"({ms(clean_in[best_in].median)} at {best_in} vs {ms(clean_out[best_out].median)} at {best_out})")
-            both = [c for c in configs(frame) if c in clean_out and c in clean_in]
-            ratios = [clean_out[c].median / clean_in[c].median for c in both]
-            if len(ratios) > 1:
-                low, high = f"{min(ratios):.2f}", f"{max(ratios):.2f}"
-                spread = f"is {low}× in all" if low == high else f"ranges {low}–{high}× over"
-                text += f"; out-of-core / in-core time per configuration {spread} {len(ratios)} configurations"
-            skipped = [c for c in configs(frame) if c not in both
-                       and (grid_out[c].state in ("failed", "mixed") or grid_in[c].state in ("failed", "mixed"))]
-            if skipped:
-                text += f" ({', '.join(skipped)} not compared: runs failed)"
-            rounds_out = median_work(frame, graph, outcore, ordering, "rounds")
-            rounds_in = median_work(frame, graph, incore, ordering, "rounds")
-            if rounds_out and rounds_in:
-                text += (f". In-core needs {format_number(rounds_in, 'count')} rounds against out-of-core's "
-                         f"{format_number(rounds_out, 'count')} (median)")
-                if rounds_in < rounds_out and method in ("bmf", "tpe"):
-                    text += ", as an update is visible to later edges within the same round"
-            out.append(Observation(graph, "sync", text + "."))
+            suffix = ""
+            r_out, r_in = rounds_of(frame, graph, outcore, order), rounds_of(frame, graph, incore, order)
+            if r_out and r_in:
+                suffix = (f"; in-core needs {format_number(r_in, 'count')} rounds against out-of-core's "
+                          f"{format_number(r_out, 'count')}")
+                if r_in < r_out and method in ("bmf", "tpe"):
+                    suffix += ", since an update is seen by later edges of the same round"
+            out.append(pair(graph, "sync", ("sync", method, order), ("incore", f"in-core ({best_in[1]})", best_in[2]),
+                            ("outcore", f"out-of-core ({best_out[1]})", best_out[2]),
+                            f"On {graph}, {method} with {ordering_phrase(order)}: ", suffix))
     return out
 
 
-def ordering_effect(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """Per variant run in several orderings: best time per ordering, fastest vs slowest."""
-    out = []
-    for variant in variants(frame):
-        orderings = orderings_run(frame, graph, variant)
-        if len(orderings) < 2:
-            continue
-        best = {}
-        for ordering in orderings:
-            clean = clean_cells(cell_grid(frame, graph, variant, ordering, "computation_ms"))
-            if clean:
-                config = min(clean, key=lambda c: clean[c].median)
-                best[ordering] = (config, clean[config].median)
-        missing = [o for o in orderings if o not in best]
-        if len(best) < 2:
-            out.append(Observation(graph, "ordering", f"On {graph}, the effect of edge ordering on "
-                                   f"{variant_name(variant)} cannot be judged: too few orderings ran correctly."))
-            continue
-        fast = min(best, key=lambda o: best[o][1])
-        slow = max(best, key=lambda o: best[o][1])
-        others = [o for o in best if o not in (fast, slow)]
-        text = (f"On {graph}, {variant_name(variant)} is fastest {ordering_phrase(fast)} "
-                f"({ms(best[fast][1])} at {best[fast][0]}), {times(best[slow][1] / best[fast][1])} faster than "
-                f"{ordering_phrase(slow)} ({ms(best[slow][1])} at {best[slow][0]})")
-        for o in others:
-            text += f"; {ordering_phrase(o)}: {ms(best[o][1])} at {best[o][0]}"
-        if missing:
-            text += f" ({', '.join(missing)} order: no configuration ran correctly)"
-        out.append(Observation(graph, "ordering", text + "."))
-    return out
-
-
-def segscan_vs_bmf(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """segscan against bmf out-of-core on the same (destination) ordering."""
+def segscan(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    """segscan against bmf out-of-core on destination-sorted edges (GPU only)."""
+    if on_cpu(frame, graph):
+        return []
     seg = best_clean(frame, graph, "segscan")
     if seg is None:
-        if len(select(frame, graph=graph, variant="segscan")):
-            return [Observation(graph, "segscan", f"On {graph}, segscan cannot be compared with bmf: none of its "
-                                "configurations ran correctly in every repetition.")]
         return []
-    ordering, config, cell = seg
-    clean = clean_cells(cell_grid(frame, graph, BASELINE, ordering, "computation_ms"))
-    if not clean:
-        return [Observation(graph, "segscan", f"On {graph}, segscan ({ms(cell.median)} at {config}) cannot be "
-                            f"compared with bmf out-of-core {ordering_phrase(ordering)}: no correct bmf runs.")]
-    base = min(clean, key=lambda c: clean[c].median)
-    ratio = clean[base].median / cell.median
-    verb = f"{times(ratio)} faster" if ratio >= 1 else f"{times(1 / ratio)} slower"
-    return [Observation(graph, "segscan", f"On {graph}, segscan ({ms(cell.median)} at {config}) is {verb} than "
-                        f"bmf out-of-core {ordering_phrase(ordering)} ({ms(clean[base].median)} at {base}).")]
+    base = best_clean(select(frame, ordering=seg[0]), graph, BASELINE)
+    if base is None:
+        return []
+    return [pair(graph, "segscan", ("segscan",), ("segscan", f"segscan ({seg[1]})", seg[2]),
+                 (BASELINE, f"bmf out-of-core ({base[1]})", base[2]), f"On {graph}, with {ordering_phrase(seg[0])}: ")]
 
 
-def filtering_share(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """tpe: the filtering stage's share of computation + filtering, and tpe vs bmf on computation alone."""
+def filtering(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    """tpe: filtering against computation at its best setting, and tpe (both stages) against bmf."""
     out = []
-    frame = with_total(frame)
-    for variant in ("tpe outcore", "tpe incore"):
-        for ordering in orderings_run(frame, graph, variant):
-            comp = cell_grid(frame, graph, variant, ordering, "computation_ms")
-            filt = cell_grid(frame, graph, variant, ordering, "filtering_ms")
-            both = {c: (comp[c].median, filt[c].median) for c in comp if comp[c].clean and filt[c].clean}
-            who = f"{variant_name(variant)} {ordering_phrase(ordering)}"
-            if not both:
-                out.append(Observation(graph, "filtering", f"On {graph}, the filtering share of {who} cannot be "
-                                       "given: no configuration ran correctly in every repetition."))
-                continue
-            best = min(both, key=lambda c: sum(both[c]))
-            c_ms, f_ms = both[best]
-            shares = [f / (c + f) * 100 for c, f in both.values() if c + f > 0]
-            text = (f"On {graph}, {who} spends {f_ms / (c_ms + f_ms) * 100:.1f}% of its time filtering at its "
-                    f"fastest configuration {best} (filtering {ms(f_ms)}, computation {ms(c_ms)})")
-            if len(shares) > 1:
-                text += f"; across {len(shares)} configurations the share ranges {min(shares):.1f}–{max(shares):.1f}%"
-            sync = variant.split(" ")[1]
-            bmf = clean_cells(cell_grid(frame, graph, f"bmf {sync}", ordering, "computation_ms"))
-            if best in bmf:
-                text += (f". Its computation stage alone is {times(bmf[best].median / c_ms)} faster than bmf "
-                         f"{SYNC_NAMES[sync]} at {best} ({ms(bmf[best].median)}); with filtering, "
-                         f"{times(bmf[best].median / (c_ms + f_ms))}")
-            out.append(Observation(graph, "filtering", text + "."))
-    return out
-
-
-def work_efficiency(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """Edges relaxed per graph edge: tpe and opt against bmf with the same sync."""
-    out = []
-    frame = frame.assign(per_edge=frame["edges_processed"].astype("float64")
-                         / frame["graph_edges"].astype("float64"),
-                         scanned_per_edge=frame["edges_filtered"].astype("float64")
-                         / frame["graph_edges"].astype("float64"))
-    for method in ("tpe", "opt"):
-        for sync in ("outcore", "incore"):
-            variant, base = f"{method} {sync}", f"bmf {sync}"
-            ordering = work_ordering(frame, graph, variant)
-            if ordering is None:
-                continue
-            per_edge = median_work(frame, graph, variant, ordering, "per_edge")
-            rounds = median_work(frame, graph, variant, ordering, "rounds")
-            base_per_edge = median_work(frame, graph, base, ordering, "per_edge")
-            base_rounds = median_work(frame, graph, base, ordering, "rounds")
-            if per_edge is None or rounds is None:
-                continue
-            text = (f"On {graph}, {variant_name(variant)} {ordering_phrase(ordering)} relaxes "
-                    f"{format_number(per_edge, 'ratio')} edges per graph edge in {format_number(rounds, 'count')} "
-                    "rounds (median over correct runs)")
-            if base_per_edge and base_rounds:
-                text += (f", against {format_number(base_per_edge, 'ratio')} per graph edge in "
-                         f"{format_number(base_rounds, 'count')} rounds for {variant_name(base)}: "
-                         f"{times(base_per_edge / per_edge)} less work")
-            else:
-                text += f"; {variant_name(base)} has no correct runs {ordering_phrase(ordering)} to compare with"
-            scanned = median_work(frame, graph, variant, ordering, "scanned_per_edge")
-            if scanned:
-                text += f"; its filtering stage scans {format_number(scanned, 'ratio')} edges per graph edge"
-            out.append(Observation(graph, "work", text + "."))
-    return out
-
-
-def opt_speedup(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """opt's best against bmf out-of-core's best (any ordering, any configuration)."""
-    base = best_clean(frame, graph, BASELINE)
-    opts = [v for v in variants(frame) if v.startswith("opt")]
-    if not len(select(frame, graph=graph, method="opt")):
-        return [Observation(graph, "opt", f"On {graph}, opt was not run, so its speed-up over bmf cannot be given.")]
-    out = []
-    for variant in opts:
-        best = best_clean(frame, graph, variant)
-        if not len(select(frame, graph=graph, variant=variant)):
+    totals = with_total(frame)
+    for variant in [v for v in variants(frame) if v.startswith("tpe")]:
+        best = best_clean(totals, graph, variant, "total_ms")
+        if best is None:
             continue
+        order, config, total = best
+        runs = select(frame, graph=graph, variant=variant, ordering=order, config=config)
+        comp, filt = summarize(runs, "computation_ms"), summarize(runs, "filtering_ms")
+        if comp.clean and filt.clean and comp.median and filt.median:
+            share = filt.median / (comp.median + filt.median) * 100
+            out.append(pair(graph, "filtering", ("filtering-share", variant), ("filtering", "filtering", filt),
+                            ("computation", "computation", comp), f"On {graph}, {variant_name(variant)} at its best setting ({config}, "
+                                  f"{ordering_phrase(order)}): ",
+                            f"; filtering is {share:.0f}% of the total"))
+        method, _, sync_mode = variant.partition(" ")
+        base = best_clean(select(totals, ordering=order), graph, f"bmf {sync_mode}", "total_ms")
+        if base is not None:
+            out.append(pair(graph, "filtering", ("tpe-vs-bmf", variant),
+                            (variant, f"{variant_name(variant)} with filtering ({config})", total),
+                            (f"bmf {sync_mode}", f"bmf {variant_name(variant).split(' ', 1)[1]} ({base[1]})", base[2]),
+                            f"On {graph}, {ordering_phrase(order)}, best settings: "))
+    return out
+
+
+def work(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    """Edges relaxed per graph edge by tpe and opt against bmf with the same sync (a count, not a time)."""
+    out = []
+    frame = work_values(frame)
+    for variant in variants(frame):
+        method, _, sync_mode = variant.partition(" ")
+        base_variant = f"bmf {sync_mode}" if sync_mode else BASELINE
+        if method in ("bmf", "segscan") or variant == base_variant:
+            continue
+        runs = select(frame, graph=graph, variant=variant)
+        orders = [o for o in orderings_of(frame, graph, variant) if o in orderings_of(frame, graph, base_variant)]
+        if not len(runs) or not orders:
+            continue
+        order = "source" if "source" in orders else orders[0]
+        mine = summarize(select(runs, ordering=order), "processed_per_edge", "ratio")
+        base = summarize(select(frame, graph=graph, variant=base_variant, ordering=order), "processed_per_edge",
+                         "ratio")
+        if not (mine.clean and base.clean and mine.median and base.median):
+            continue
+        verdict = compare(mine, base) if mine.median <= base.median else compare(base, mine)
+        ratio = base.median / mine.median
+        rounds = f" in {format_number(rounds_of(frame, graph, variant, order) or 0, 'count')} rounds"
+        text = (f"On {graph}, {variant_name(variant)} ({ordering_phrase(order)}) relaxes "
+                f"{span(mine, 'edges')} per graph edge{rounds}, against {span(base, '')} for {variant_name(base_variant)}")
+        if verdict.kind == FASTER:
+            text += f": {format_number(ratio, 'ratio')}× {'less' if ratio >= 1 else 'more'} work"
+        else:
+            text += ": the same work within the spread over configurations and repetitions"
+        less, more = (variant, base_variant) if ratio >= 1 else (base_variant, variant)
+        called = verdict.kind == FASTER
+        out.append(Observation(graph, "work", text + ".", max(ratio, 1 / ratio), verdict.kind, ("work", variant),
+                               (less,) if called else (), (more,) if called else ()))
+    return out
+
+
+def versus_bmf(frame: pd.DataFrame, graph: str, topic: str, chosen) -> list[Observation]:
+    """Best total time of each chosen variant against the best bmf out-of-core setting."""
+    totals = with_total(frame)
+    base = best_clean(totals, graph, BASELINE, "total_ms")
+    out = []
+    for variant in [v for v in variants(frame) if chosen(v)]:
+        if cpu_ignores_sync(frame, graph, variant):
+            continue
+        best = best_clean(totals, graph, variant, "total_ms")
         if best is None or base is None:
-            who = variant_name(variant) if best is None else "bmf out-of-core"
-            out.append(Observation(graph, "opt", f"On {graph}, the speed-up of {variant_name(variant)} over bmf "
-                                   f"cannot be given: {who} has no configuration that ran correctly in every "
-                                   "repetition."))
             continue
-        ordering, config, cell = best
-        ratio = base[2].median / cell.median
-        verb = f"{times(ratio)} faster" if ratio >= 1 else f"{times(1 / ratio)} slower"
-        out.append(Observation(graph, "opt", f"On {graph}, {variant_name(variant)} ({ms(cell.median)} at {config}, "
-                               f"{ordering} order) is {verb} than the best bmf out-of-core setting "
-                               f"({ms(base[2].median)} at {base[1]}, {base[0]} order)."))
+        order, config, cell = best
+        out.append(pair(graph, topic, (topic, variant),
+                        (variant, f"{variant_name(variant)} ({config}, {ORDER_SHORT.get(order, order)})", cell),
+                        (BASELINE, f"bmf out-of-core ({base[1]}, {ORDER_SHORT.get(base[0], base[0])})", base[2]),
+                        f"On {graph}, best settings: "))
     return out
 
 
-def failures(frame: pd.DataFrame, graph: str) -> list[Observation]:
-    """Every setting with failed repetitions, said once, so readers know what was left out."""
-    out = []
+def cpu_ignores_sync(frame, graph, variant) -> bool:
+    """On the CPU, opt runs alike for both syncs: one of the two says it all."""
+    return on_cpu(frame, graph) and variant == "opt incore"
+
+
+def opt(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    return versus_bmf(frame, graph, "opt", lambda v: v.startswith("opt"))
+
+
+def papers(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    from sssp_common.vocabulary import PAPER_METHODS
+    return versus_bmf(frame, graph, "papers", lambda v: v.split(" ")[0] in PAPER_METHODS)
+
+
+def left_out(frame: pd.DataFrame, graph: str) -> list[Observation]:
+    """One sentence naming the settings with failed repetitions, one for outliers."""
     runs = select(frame, graph=graph)
-    for (variant, ordering, config), group in runs.groupby(["variant", "ordering", "config"], sort=False):
-        bad = group[group["status"] != "ok"]
-        if not len(bad):
-            continue
-        from .cells import summarize
-        cell = summarize(group, "computation_ms")
-        out.append(Observation(graph, "failures",
-                               f"On {graph}, {variant_name(variant)} {ordering_phrase(ordering)} at {config} did not "
-                               f"run correctly in {len(bad)} of {len(group)} repetitions ({cell.failure_text}); "
-                               "this setting is left out of every comparison."))
+    bad = runs[runs["status"] != "ok"]
+    out = []
+    if len(bad):
+        settings = list(dict.fromkeys(f"{variant_name(v)} {ORDER_SHORT.get(o, o)} {c}"
+                                      for v, o, c in zip(bad["variant"], bad["ordering"], bad["config"])))
+        shown = ", ".join(settings[:4]) + (f" and {len(settings) - 4} more" if len(settings) > 4 else "")
+        statuses = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in bad["status"].value_counts().items())
+        out.append(Observation(graph, "failures", f"On {graph}, {len(settings)} setting(s) had runs that failed "
+                               f"({statuses}) and are left out of every comparison: {shown}.", float(len(bad)),
+                               "fact", ("failures",)))
+    outliers = 0
+    ok = runs[runs["status"] == "ok"]
+    for _, group in ok.groupby(["variant", "ordering", "config"], sort=False):
+        outliers += len(summarize(group, "computation_ms").outliers)
+    if outliers:
+        out.append(Observation(graph, "failures", f"On {graph}, {outliers} repetition(s) were outliers (more than 3 "
+                               "MADs from their setting's median) and are not used; the Outliers table lists them.",
+                               float(outliers), "fact", ("outliers",)))
     return out
 
 
-TOPICS = (fastest_configuration, incore_vs_outcore, ordering_effect, segscan_vs_bmf, filtering_share,
-          work_efficiency, opt_speedup, failures)
+TOPICS = (device_note, configuration, ordering, sync, segscan, filtering, work, opt, papers, left_out)
+
+
+def candidates(frame: pd.DataFrame) -> list[Observation]:
+    """Every observation the rules allow, before choosing the few to show (used by rerun checks)."""
+    return [o for graph in graphs(frame) for topic in TOPICS for o in topic(frame, graph)]
+
+
+def select_few(observations: list[Observation]) -> list[Observation]:
+    """Per graph and question: the strongest few (PER_TOPIC, default 1), spec order of questions."""
+    chosen = []
+    for graph in dict.fromkeys(o.graph for o in observations):
+        for topic in TOPIC_ORDER:
+            group = sorted((o for o in observations if o.graph == graph and o.topic == topic), key=lambda o: o.rank)
+            limit = 2 if topic == "failures" else PER_TOPIC.get(topic, 1)
+            chosen += group[:limit]
+    return chosen
 
 
 def observe(frame: pd.DataFrame) -> list[Observation]:
-    """All observations, graph by graph, topic by topic."""
-    return [obs for graph in graphs(frame) for topic in TOPICS for obs in topic(frame, graph)]
+    """The observations the report shows, graph by graph, question by question."""
+    return select_few(candidates(frame))
+
+
+def claims(observations: list[Observation]) -> dict[tuple, tuple[set, set]]:
+    """(graph, key...) → (winner ids, loser ids) of every called difference."""
+    return {(o.graph,) + o.key: (set(o.winner), set(o.loser)) for o in observations if o.verdict == FASTER}
+
+
+def flips(first: list[Observation], second: list[Observation]) -> list[str]:
+    """Claims of the first set that the second contradicts (one of its losers now beats one of
+    its winners on the same question): must be empty for two runs of one sweep."""
+    a, b = claims(first), claims(second)
+    out = []
+    for key, (won, lost) in a.items():
+        if key in b and (b[key][0] & lost) and (b[key][1] & won):
+            out.append(f"{key}: {sorted(won)} beat {sorted(lost)}, then {sorted(b[key][0])} beat {sorted(b[key][1])}")
+    return out
+
+
+__all__ = ["Observation", "observe", "candidates", "claims", "flips", "NOISE", "Verdict"]

@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from .cells import format_number  # noqa: E402
-from .observations import variant_name  # noqa: E402
+from .tables import variant_name  # noqa: E402
 from .tables import (BASELINE, ORDERINGS, best_clean, cell_grid, configs, graphs, select, slug,  # noqa: E402
                      variants, with_total)
 

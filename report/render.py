@@ -8,48 +8,42 @@ half a report.
 from __future__ import annotations
 
 import base64
-import os
-import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+from sssp_common.files import atomic_writer
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from .cells import MISSING, TextCell
+from .catalogue import GraphInfo, describe_all, load_catalogue
+from .cells import MISSING, TextCell, format_number, format_times
+from .load import CPU_DEVICE, describe_programs, measured, programs
 from .observations import Observation, observe
+from .papers import papers_table
 from .plots import Plot, all_plots
-from .tables import Table, failures_table, graph_tables, graphs, overview_table, select, slug, status_table
+from .latex import latex_cell, latex_column_spec, latex_escape, latex_group_rules, latex_layout
+from .tables import (Table, failures_table, graph_tables, graphs, graphs_table, outliers_table, overview_tables,
+                     slug, status_table)
 
 TEMPLATES = Path(__file__).parent / "templates"
 FORMATS = {"md": "report.md", "html": "report.html", "tex": "tables.tex"}
 
 
 def write_atomic(path: Path, data: bytes | str) -> Path:
-    """Write to a temporary file beside `path`, then rename it over `path`."""
+    """Write whole or not at all (sssp_common's one atomic writer), making the folder first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(payload)
-        os.chmod(temporary, 0o644)  # mkstemp makes 0600; a report is for reading
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path, "wb") as out:
+        out.write(data.encode("utf-8") if isinstance(data, str) else data)
     return path
 
 
 @dataclass
 class GraphSection:
     graph: str
-    vertices: int | None
-    edges: int | None
+    info: GraphInfo
     tables: list[Table]
     plots: list[Plot]
     observations: list[Observation]
@@ -60,7 +54,7 @@ class GraphSection:
 
     @property
     def observation_groups(self) -> list[tuple[str, list[Observation]]]:
-        """Observations by topic, topics in the order they were generated."""
+        """Observations by question, in the spec's order."""
         groups: dict[str, list[Observation]] = {}
         for observation in self.observations:
             groups.setdefault(observation.topic_title, []).append(observation)
@@ -71,10 +65,14 @@ class GraphSection:
 class ReportModel:
     """Everything the templates show."""
     provenance: dict
-    overview: Table
+    summary: list[str]
+    overview: list[Table]
+    graphs: Table
+    papers: Table | None
     sections: list[GraphSection]
     status: Table
     failures: Table
+    outliers: Table
     legend: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -82,20 +80,48 @@ def _distinct(frame: pd.DataFrame, column: str) -> list[str]:
     return [v for v in dict.fromkeys(frame[column]) if v]
 
 
-def provenance(frame: pd.DataFrame, sources: list[Path]) -> dict:
-    """When and where the results came from."""
-    started = sorted(s for s in frame["started_at"] if s)
+def repetitions_text(frame: pd.DataFrame) -> str:
+    """'3 per setting' or '1–3 per setting' (distinct reps >= 0 of each setting)."""
+    keys = ["graph", "variant", "ordering", "config"]
+    if not len(frame):
+        return "none"
+    counts = frame.groupby(keys, sort=False)["rep"].nunique()
+    low, high = int(counts.min()), int(counts.max())
+    return f"{low} per setting" if low == high else f"{low}–{high} per setting"
+
+
+def provenance(all_rows: pd.DataFrame, frame: pd.DataFrame, sources: list[Path]) -> dict:
+    """When, where and on what the results came from; `frame` is measured runs, `all_rows` adds warm-ups."""
+    started = sorted(s for s in all_rows["started_at"] if s)
     counts = Counter(frame["status"])
     order = ["ok", "wrong", "timeout", "crash", "malformed", "no_output"]
+    devices = _distinct(frame, "device")
+    cpu = [d for d in devices if d == CPU_DEVICE]
+    gpu = [d for d in devices if d != CPU_DEVICE]
+    if gpu and cpu:
+        kind, title = "mixed: GPU and the CPU fallback", "SSSP sweep report: GPU and CPU-fallback runs"
+    elif cpu:
+        kind, title = "CPU fallback (numpy), no GPU", "SSSP sweep report: CPU fallback (numpy), not a GPU"
+    elif gpu:
+        kind, title = "GPU", f"SSSP on the GPU ({', '.join(gpu)}): sweep report"
+    else:
+        kind, title = "unknown (no run printed its device)", "SSSP sweep report"
+    programs = _distinct(frame, "program")
+    ids = [i for i in _distinct(frame, "program_id") if i not in programs]
     return {
+        "title": title,
+        "device_kind": kind,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "sources": [str(p) for p in sources],
         "machines": _distinct(frame, "machine"),
-        "devices": _distinct(frame, "device"),
-        "commits": _distinct(frame, "commit"),
+        "devices": devices or ["(none printed)"],
+        "commits": _distinct(frame, "commit") or ["(unknown)"],
         "sweeps": _distinct(frame, "sweep"),
-        "programs": _distinct(frame, "program"),
+        "program": ", ".join(programs) or "(unnamed)",
+        "program_ids": ids,
         "runs": len(frame),
+        "warmups": int(all_rows["warmup"].sum()) if len(all_rows) else 0,
+        "repetitions": repetitions_text(frame),
         "status_counts": [(s.replace("_", " "), counts[s]) for s in order if counts.get(s)]
                          + [(s, n) for s, n in sorted(counts.items()) if s not in order],
         "first_run": started[0] if started else "",
@@ -105,27 +131,70 @@ def provenance(frame: pd.DataFrame, sources: list[Path]) -> dict:
 
 
 LEGEND = [
-    ("305.7 [300.0–310.0]", "median over the repetitions that were ok, in ms, [min–max] when there are several"),
+    ("305.7 [300.0–310.0]", "median over the repetitions that were ok, in ms, [min–max] when they differ"),
+    ("305.7 [300.0–310.0] †", "† a repetition was an outlier (over 3 MADs from the median): not used"),
     ("✗ wrong (12)", "no repetition was ok: the status word (mismatching vertices for wrong), never a time"),
     ("305.7 ⚠ timeout 1/3", "some repetitions failed: median of the ok ones, marked; left out of observations"),
     (MISSING, "not run"),
 ]
 
 
-def build_model(frame: pd.DataFrame, sources: list[Path]) -> ReportModel:
+def headline(frame: pd.DataFrame) -> list[str]:
+    """One line per graph: the fastest method's best total time and its speed-up over bmf out-of-core."""
+    from .compare import compare
+    from .tables import BASELINE, best_clean, variant_name, variants, with_total
+    totals = with_total(frame)
+    lines = []
+    for graph in graphs(frame):
+        best = [(v, b) for v in variants(frame) if (b := best_clean(totals, graph, v, "total_ms")) is not None]
+        if not best:
+            lines.append(f"{graph}: no method ran correctly.")
+            continue
+        variant, (ordering, config, cell) = min(best, key=lambda item: item[1][2].median)
+        text = f"{graph}: fastest {variant_name(variant)}, {format_number(cell.median)} ms ({config}, {ordering})"
+        base = dict(best).get(BASELINE)
+        if base is not None and variant != BASELINE:
+            verdict = compare(cell, base[2])
+            ratio = base[2].median / cell.median
+            text += (f", {format_times(ratio)} faster than bmf out-of-core ({format_number(base[2].median)} ms)"
+                     if verdict.called else f", within noise of bmf out-of-core ({format_number(base[2].median)} ms)")
+        lines.append(text + ".")
+    return lines
+
+
+def summary_lines(frame: pd.DataFrame, prov: dict) -> list[str]:
+    """What ran, what failed, the headline numbers: the first thing a reader sees."""
+    settings = frame.groupby(["graph", "variant", "ordering", "config"], sort=False).ngroups if len(frame) else 0
+    lines = [f"Ran {prov['runs']:,} measured runs ({settings:,} settings on {len(prov['graphs'])} graph(s), "
+             f"repetitions: {prov['repetitions']}; {prov['warmups']} warm-up run(s) not used) of program "
+             f"{prov['program']} on {prov['device_kind']}: {', '.join(prov['devices'])}."]
+    bad = frame[frame["status"] != "ok"]
+    if len(bad):
+        statuses = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in bad["status"].value_counts().items())
+        where = ", ".join(f"{g} ({n})" for g, n in bad["graph"].value_counts().items())
+        lines.append(f"Failed: {len(bad)} run(s) ({statuses}) on {where}; see Failures. Their settings are "
+                     "left out of every comparison.")
+    else:
+        lines.append("Every run was correct (every distance matched the reference).")
+    return lines + headline(frame)
+
+
+def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | None = None) -> ReportModel:
+    """The model of one program's report; refuses rows of several programs (never merged)."""
+    if len(all_rows) and all_rows["program_key"].nunique() > 1:
+        raise ValueError("these results hold several programs: "
+                         + describe_programs(programs(all_rows)) + "; choose one with --program")
+    frame = measured(all_rows).reset_index(drop=True)
+    catalogue = load_catalogue() if catalogue is None else catalogue
+    infos = describe_all(frame, catalogue)
     plots = all_plots(frame)
     notes = observe(frame)
-    sections = []
-    for graph in graphs(frame):
-        runs = select(frame, graph=graph)
-        vertices = runs["graph_vertices"].dropna()
-        edges = runs["graph_edges"].dropna()
-        sections.append(GraphSection(graph, int(vertices.iloc[0]) if len(vertices) else None,
-                                     int(edges.iloc[0]) if len(edges) else None, graph_tables(frame, graph),
-                                     [p for p in plots if p.graph == graph],
-                                     [o for o in notes if o.graph == graph]))
-    return ReportModel(provenance(frame, sources), overview_table(frame), sections, status_table(frame),
-                       failures_table(frame), LEGEND)
+    sections = [GraphSection(graph, infos[graph], graph_tables(frame, graph), [p for p in plots if p.graph == graph],
+                             [o for o in notes if o.graph == graph]) for graph in graphs(frame)]
+    prov = provenance(all_rows, frame, sources)
+    return ReportModel(prov, summary_lines(frame, prov), overview_tables(frame), graphs_table(frame, catalogue),
+                       papers_table(frame), sections, status_table(frame), failures_table(frame),
+                       outliers_table(frame), LEGEND)
 
 
 # ---- format-specific cell text -------------------------------------------------------------
@@ -133,48 +202,6 @@ def build_model(frame: pd.DataFrame, sources: list[Path]) -> ReportModel:
 def markdown_text(text: str) -> str:
     """Keep a table cell on one line and its pipes from splitting columns."""
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-LATEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
-                  "%": r"\%", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "×": r"$\times$", "–": "--", "—": "---", "·": r"$\cdot$", "✗": "", "⚠": "",
-                  "≥": r"$\geq$", "≤": r"$\leq$", "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
-LATEX_PATTERN = re.compile("|".join(re.escape(k) for k in LATEX_SPECIALS))
-
-
-def latex_escape(text) -> str:
-    """Escape LaTeX's special characters and the few Unicode signs the tables use."""
-    return LATEX_PATTERN.sub(lambda m: LATEX_SPECIALS[m.group(0)], str(text)).strip()
-
-
-def latex_cell(cell) -> str:
-    """A cell as LaTeX: median with a small [min--max], failures in italics, missing as an en dash."""
-    if isinstance(cell, TextCell):
-        return "--" if cell.text == MISSING else latex_escape(cell.text)
-    state = cell.state
-    if state == "missing":
-        return "--"
-    if state == "failed":
-        return r"\textit{" + latex_escape(cell.failure_text) + "}"
-    text = latex_escape(cell.value_text)
-    if cell.spread_text:
-        text += r"\,{\scriptsize[" + latex_escape(cell.spread_text) + "]}"
-    if state == "mixed":
-        text += r" {\scriptsize\textit{(" + latex_escape(cell.failure_text) + ")}}"
-    return text
-
-
-def latex_column_spec(table: Table) -> str:
-    return "l" + "r" * len(table.columns)
-
-
-def latex_group_rules(table: Table) -> str:
-    """\\cmidrule under each column group."""
-    rules, start = [], 2
-    for _, span in table.column_groups:
-        rules.append(rf"\cmidrule(lr){{{start}-{start + span - 1}}}")
-        start += span
-    return "".join(rules)
 
 
 def cell_class(cell) -> str:
@@ -195,7 +222,8 @@ def environment(kind: str) -> Environment:
                        variable_end_string=")))", comment_start_string="((=", comment_end_string="=))")
     env = Environment(autoescape=select_autoescape(enabled_extensions=("html.j2",), default=False), **options)
     env.filters.update(md=markdown_text, tex=latex_escape, texcell=latex_cell, cellclass=cell_class,
-                       datauri=data_uri, colspec=latex_column_spec, grouprules=latex_group_rules)
+                       datauri=data_uri, colspec=latex_column_spec, grouprules=latex_group_rules,
+                       texlayout=latex_layout)
     return env
 
 
@@ -206,7 +234,8 @@ def render_text(model: ReportModel, kind: str, figures_dir: str = "figures") -> 
 
 def render_all(frame: pd.DataFrame, sources: list[Path], out_dir: Path,
                formats=("md", "html", "tex")) -> list[Path]:
-    """Write the asked-for formats into out_dir (Markdown also writes its PNGs to out_dir/figures)."""
+    """Write the asked-for formats of ONE program's report into out_dir (Markdown also writes
+    its PNGs to out_dir/figures); a frame of several programs is refused (ValueError)."""
     unknown = set(formats) - set(FORMATS)
     if unknown:
         raise ValueError(f"unknown report format(s): {', '.join(sorted(unknown))}; known: {', '.join(FORMATS)}")
@@ -220,4 +249,33 @@ def render_all(frame: pd.DataFrame, sources: list[Path], out_dir: Path,
     for kind in ("md", "html", "tex"):
         if kind in formats:
             written.append(write_atomic(out_dir / FORMATS[kind], render_text(model, kind)))
+    return written
+
+
+def program_folders(frame: pd.DataFrame) -> dict[str, str]:
+    """program identity → a folder name: its label, with the identity's start when labels repeat."""
+    present = programs(frame)
+    labels = Counter(label for _, label, _ in present)
+    names = {}
+    for key, label, _ in present:
+        name = slug(label) or "program"
+        if labels[label] > 1:
+            name += "-" + slug(key)[:12]
+        names[key] = name
+    return names
+
+
+def render_reports(frame: pd.DataFrame, sources: list[Path], out_dir: Path, formats=("md", "html", "tex"),
+                   program: str | None = None) -> list[Path]:
+    """One report per program: the chosen one into out_dir, or (several present, none chosen)
+    each into out_dir/<program>/. Raises load.ProgramChoiceError for a --program that matches none."""
+    from .load import select_program
+    if program:
+        return render_all(select_program(frame, program), sources, out_dir, formats)
+    keys = frame["program_key"].unique() if len(frame) else []
+    if len(keys) <= 1:
+        return render_all(frame, sources, out_dir, formats)
+    written = []
+    for key, folder in program_folders(frame).items():
+        written += render_all(frame[frame["program_key"] == key], sources, Path(out_dir) / folder, formats)
     return written

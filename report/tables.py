@@ -2,6 +2,9 @@
 
 Why pure: the same Table objects feed Markdown, HTML and LaTeX, the plots and
 the observations, so every format shows the same numbers and the same marks.
+Why few, dense tables: one time table per graph (every setting × the five
+configurations) and one method table (best setting, speed-up, work) replace a
+table per method, so a two-column paper can \\input them all without floats piling up.
 """
 from __future__ import annotations
 
@@ -10,15 +13,18 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .cells import Cell, TextCell, format_number, format_times, summarize
+from .cells import Cell, TextCell, format_number, summarize
+from .compare import FASTER, compare
 
-from sssp_common.vocabulary import ORDERINGS, SYNC_NAMES, SYNCS, config_label
+from sssp_common.vocabulary import ORDERINGS, PAPER_METHODS, SYNC_NAMES, SYNCS, config_label
 from sssp_common.vocabulary import SPEC_CONFIGS as _SPEC_PAIRS
 
 # The spec's five execution configurations, in its order, as the report labels them.
 SPEC_CONFIGS = tuple(config_label(b, c) for b, c in _SPEC_PAIRS)
 VARIANTS = ("bmf outcore", "bmf incore", "segscan", "tpe outcore", "tpe incore", "opt outcore", "opt incore")
 BASELINE = "bmf outcore"
+ORDER_SHORT = {"given": "given", "source": "src", "destination": "dst"}
+SYNC_SHORT = {"outcore": "out", "incore": "in"}
 
 
 @dataclass
@@ -33,21 +39,17 @@ class Table:
     rows: list[tuple[str, list]]
     column_groups: list[tuple[str, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    breaks: list[int] = field(default_factory=list)   # row indices preceded by a rule (new method)
 
     def cell(self, row_label: str, column: str):
-        """The cell at (row label, column name) — the column's first match when groups repeat names."""
+        """The cell at (row label, column name)."""
         index = self.columns.index(column)
         return dict(self.rows)[row_label][index]
 
-    def grouped_cell(self, row_label: str, group: str, column: str):
-        """The cell under a column group (e.g. 'out-of-core') and a column ('source')."""
-        start = 0
-        for name, span in self.column_groups:
-            if name == group:
-                index = self.columns[start:start + span].index(column) + start
-                return dict(self.rows)[row_label][index]
-            start += span
-        raise KeyError(group)
+    @property
+    def all_ok(self) -> bool:
+        """No cell shows a failure (such tables may be collapsed in HTML)."""
+        return not any(getattr(cell, "state", "") in ("failed", "mixed") for _, cells in self.rows for cell in cells)
 
 
 def slug(text: str) -> str:
@@ -70,6 +72,8 @@ def configs(frame: pd.DataFrame) -> list[str]:
 
 def with_total(frame: pd.DataFrame) -> pd.DataFrame:
     """Adds total_ms = computation + filtering (a missing filtering line counts as 0)."""
+    if "total_ms" in frame.columns:
+        return frame
     return frame.assign(total_ms=frame["computation_ms"] + frame["filtering_ms"].fillna(0.0))
 
 
@@ -81,6 +85,12 @@ def select(frame: pd.DataFrame, **equal) -> pd.DataFrame:
     return frame[mask]
 
 
+def on_cpu(frame: pd.DataFrame, graph: str | None = None) -> bool:
+    """True when any run (of this graph) is the numpy fallback: the grid is then not a GPU grid."""
+    runs = frame if graph is None else select(frame, graph=graph)
+    return bool(len(runs)) and bool(runs["cpu"].any())
+
+
 def cell_grid(frame: pd.DataFrame, graph: str, variant: str, ordering: str, value: str,
               unit: str = "ms") -> dict[str, Cell]:
     """config → Cell for one graph, variant and ordering."""
@@ -89,241 +99,226 @@ def cell_grid(frame: pd.DataFrame, graph: str, variant: str, ordering: str, valu
     return {config: summarize(groups.get(config), value, unit) for config in configs(frame)}
 
 
-def present_columns(frame: pd.DataFrame, method: str, expected: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(sync, ordering) pairs: the spec's expected ones, then others the sweep ran for this method."""
-    runs = select(frame, method=method)
-    seen = list(dict.fromkeys(zip(runs["sync"], runs["ordering"])))
-    extra = [pair for pair in seen if pair not in expected]
-    order = {s: i for i, s in enumerate(SYNCS)}
-    extra.sort(key=lambda p: (order.get(p[0], 9), ORDERINGS.index(p[1]) if p[1] in ORDERINGS else 9))
-    return list(expected) + extra
+def variants(frame: pd.DataFrame) -> list[str]:
+    """The spec's variants in its order (opt always, as the optional part), then the seed
+    papers' methods, then any other variant in the results."""
+    seen = list(dict.fromkeys(frame["variant"])) if len(frame) else []
+    spec = [v for v in VARIANTS if v in seen or v.startswith("opt")]
+    papers = [v for method in PAPER_METHODS for v in seen if v.split(" ")[0] == method]
+    return spec + papers + [v for v in seen if v not in spec and v not in papers]
 
 
-def grouped_time_table(frame: pd.DataFrame, graph: str, method: str, pairs: list[tuple[str, str]],
-                       title: str, caption: str) -> Table:
-    """Configurations (rows) × sync groups × orderings (columns) of computation time."""
-    groups: list[tuple[str, int]] = []
-    columns: list[str] = []
-    grids = []
-    for sync in dict.fromkeys(s for s, _ in pairs):
-        orderings = [o for s, o in pairs if s == sync]
-        groups.append((SYNC_NAMES.get(sync, sync), len(orderings)))
-        for ordering in orderings:
-            columns.append(ordering)
-            variant = _variant(method, sync)
-            grids.append(cell_grid(frame, graph, variant, ordering, "computation_ms"))
-    rows = [(config, [grid[config] for grid in grids]) for config in configs(frame)]
-    table = Table(id=f"{slug(method)}-{slug(graph)}", title=title, caption=caption, graph=graph,
-                  row_header="block size × count", columns=columns, rows=rows, column_groups=groups)
-    if not len(select(frame, graph=graph, method=method)):
-        table.notes.append(f"{method} was not run on {graph}: every cell is missing.")
-    return table
+def variant_name(variant: str) -> str:
+    """'bmf outcore' → 'bmf out-of-core'."""
+    method, _, sync = variant.partition(" ")
+    return f"{method} {SYNC_NAMES.get(sync, sync)}".strip()
 
 
-def _variant(method: str, sync: str) -> str:
-    from .load import variant_label
-    return variant_label(method, sync)
+def variant_short(variant: str) -> str:
+    """'bmf outcore' → 'bmf out', for narrow headers."""
+    method, _, sync = variant.partition(" ")
+    return f"{method} {SYNC_SHORT.get(sync, sync)}".strip()
 
 
-def bmf_table(frame: pd.DataFrame, graph: str) -> Table:
-    pairs = present_columns(frame, "bmf", [(s, o) for s in SYNCS for o in ORDERINGS])
-    return grouped_time_table(frame, graph, "bmf", pairs, f"bmf computation time on {graph}",
-                              f"Bellman-Ford (bmf) computation time in ms on {graph}: median over repetitions "
-                              "[min–max], per block configuration, edge ordering and sync method.")
-
-
-def segscan_table(frame: pd.DataFrame, graph: str) -> Table:
-    pairs = present_columns(frame, "segscan", [("outcore", "destination")])
-    return grouped_time_table(frame, graph, "segscan", pairs, f"segscan computation time on {graph}",
-                              f"bmf with shared-memory segmented min-scan (segscan) computation time in ms on "
-                              f"{graph}, edges sorted by destination, out-of-core.")
-
-
-def opt_table(frame: pd.DataFrame, graph: str) -> Table:
-    pairs = present_columns(frame, "opt", [])
-    if not pairs:
-        pairs = [("outcore", "source"), ("incore", "source")]
-    return grouped_time_table(frame, graph, "opt", pairs, f"opt computation time on {graph}",
-                              f"Optimized method (opt) computation time in ms on {graph}.")
-
-
-def tpe_table(frame: pd.DataFrame, graph: str) -> Table:
-    """tpe: computation, filtering and their total per sync (source order unless the sweep ran others)."""
-    frame = with_total(frame)
-    pairs = present_columns(frame, "tpe", [("outcore", "source"), ("incore", "source")])
-    groups, columns, grids = [], [], []
-    stages = (("computation", "computation_ms"), ("filtering", "filtering_ms"), ("total", "total_ms"))
-    for sync, ordering in pairs:
-        name = SYNC_NAMES.get(sync, sync) + ("" if ordering == "source" else f", {ordering}")
-        groups.append((name, len(stages)))
-        for stage, column in stages:
-            columns.append(stage)
-            grids.append(cell_grid(frame, graph, _variant("tpe", sync), ordering, column))
-    rows = [(config, [grid[config] for grid in grids]) for config in configs(frame)]
-    table = Table(id=f"tpe-{slug(graph)}", title=f"tpe computation and filtering time on {graph}",
-                  caption=f"Work-efficient to-process-edge method (tpe) on {graph}, edges sorted by source: "
-                          "computation and filtering stage times in ms, median [min–max].",
-                  graph=graph, row_header="block size × count", columns=columns, rows=rows, column_groups=groups)
-    if not len(select(frame, graph=graph, method="tpe")):
-        table.notes.append(f"tpe was not run on {graph}: every cell is missing.")
-    return table
+def orderings_of(frame: pd.DataFrame, graph: str, variant: str) -> list[str]:
+    present = set(select(frame, graph=graph, variant=variant)["ordering"])
+    return [o for o in ORDERINGS if o in present] + sorted(present - set(ORDERINGS))
 
 
 def best_cells(frame: pd.DataFrame, graph: str, variant: str, value: str = "computation_ms"):
-    """All (ordering, config, Cell) of a variant on a graph, for picking the best clean one."""
+    """All (ordering, config, Cell) of a variant on a graph."""
+    frame = with_total(frame) if value == "total_ms" else frame
     runs = select(frame, graph=graph, variant=variant)
-    out = []
-    for (ordering, config), group in runs.groupby(["ordering", "config"], sort=False):
-        out.append((ordering, config, summarize(group, value)))
-    return out
+    return [(ordering, config, summarize(group, value))
+            for (ordering, config), group in runs.groupby(["ordering", "config"], sort=False)]
 
 
 def best_clean(frame: pd.DataFrame, graph: str, variant: str, value: str = "computation_ms"):
     """(ordering, config, Cell) with the lowest median among cells whose every rep was ok, or None."""
     clean = [item for item in best_cells(frame, graph, variant, value) if item[2].clean]
-    return min(clean, key=lambda item: item[2].median) if clean else None
+    return min(clean, key=lambda item: (item[2].median, item[0], item[1])) if clean else None
 
 
-def summary_table(frame: pd.DataFrame, graph: str) -> Table:
-    """Per variant: its best clean setting and the speed-up over the best bmf out-of-core."""
-    frame = with_total(frame)
-    base = best_clean(frame, graph, BASELINE)
+def has_filtering(frame: pd.DataFrame, graph: str, variant: str) -> bool:
+    runs = select(frame, graph=graph, variant=variant)
+    return bool((runs.loc[runs["status"] == "ok", "filtering_ms"].fillna(0) > 0).any())
+
+
+# ---- the per-graph tables ----------------------------------------------------------------------
+
+def time_table(frame: pd.DataFrame, graph: str) -> Table:
+    """Every setting (method, sync, ordering; tpe's and opt's two stages apart) × configuration."""
+    rows, breaks = [], []
+    for variant in variants(frame):
+        orderings = orderings_of(frame, graph, variant)
+        if not orderings:
+            continue
+        stages = [("", "computation_ms")]
+        if has_filtering(frame, graph, variant):
+            stages = [("comp.", "computation_ms"), ("filt.", "filtering_ms")]
+        breaks.append(len(rows))
+        for ordering in orderings:
+            for stage, column in stages:
+                grid = cell_grid(frame, graph, variant, ordering, column)
+                label = " · ".join(part for part in (variant_short(variant), ORDER_SHORT.get(ordering, ordering),
+                                                     stage) if part)
+                rows.append((label, [grid[config] for config in configs(frame)]))
+    cpu = " CPU fallback (numpy): the grid is simulated, not run on a GPU." if on_cpu(frame, graph) else ""
+    table = Table(id=f"times-{slug(graph)}", title=f"Time per setting and block configuration on {graph}",
+                  caption=f"Kernel time in ms on {graph}: median over the repetitions that were correct "
+                          "[min–max], per method, sync (out: out-of-core, in: in-core), edge order "
+                          "(src/dst: sorted by source/destination) and block size × block count; comp./filt.: "
+                          f"computation and filtering stages. opt sizes its grid itself (-bcount ignored).{cpu}",
+                  graph=graph, row_header="setting", columns=configs(frame), rows=rows, breaks=breaks[1:])
+    if not rows:
+        table.notes.append(f"Nothing was run on {graph}.")
+    return table
+
+
+def work_values(frame: pd.DataFrame) -> pd.DataFrame:
+    edges = frame["graph_edges"].astype("float64")
+    return frame.assign(processed_per_edge=frame["edges_processed"].astype("float64") / edges,
+                        filtered_per_edge=frame["edges_filtered"].astype("float64") / edges)
+
+
+def method_table(frame: pd.DataFrame, graph: str) -> Table:
+    """Per variant: its best correct setting (by total kernel time), the speed-up over the best
+    bmf out-of-core setting (said to be noise when the ranges overlap), and the work it did there."""
+    frame = work_values(with_total(frame))
+    base = best_clean(frame, graph, BASELINE, "total_ms")
     rows = []
     for variant in variants(frame):
-        best = best_clean(frame, graph, variant)
         runs = select(frame, graph=graph, variant=variant)
+        best = best_clean(frame, graph, variant, "total_ms")
         if best is None:
-            reason = "not run" if not len(runs) else "no setting with every repetition ok"
-            rows.append((variant, [TextCell("—"), TextCell("—"), summarize(runs, "computation_ms") if len(runs) else Cell(),
-                                   TextCell("—"), TextCell("—"), TextCell(reason)]))
+            reason = "not run" if not len(runs) else "✗ no setting correct in every repetition"
+            rows.append((variant_short(variant), [TextCell(reason, "missing" if not len(runs) else "failed")]
+                         + [TextCell("—")] * 5))
             continue
         ordering, config, cell = best
-        total = summarize(select(frame, graph=graph, variant=variant, ordering=ordering, config=config), "total_ms")
-        speedup = TextCell(format_times(base[2].median / cell.median), "number") if base else TextCell("—")
-        speedup_total = "—"
-        if base:
-            base_total = summarize(select(frame, graph=graph, variant=BASELINE, ordering=base[0], config=base[1]),
-                                   "total_ms")
-            speedup_total = format_times(base_total.median / total.median)
-        rows.append((variant, [TextCell(ordering), TextCell(config), cell, total, speedup,
-                               TextCell(speedup_total, "number")]))
-    return Table(id=f"summary-{slug(graph)}", title=f"Best setting per method on {graph}",
-                 caption=f"Fastest setting per method on {graph} among settings whose every repetition was correct: "
-                         "computation time and computation + filtering time in ms, and speed-up over the fastest "
-                         "bmf out-of-core setting.",
+        at = select(runs, ordering=ordering, config=config)
+        speedup = TextCell("—")
+        if base is not None and variant != BASELINE:
+            verdict = compare(cell, base[2])
+            ratio = base[2].median / cell.median
+            text = f"{ratio:.2f}×" if ratio < 10 else f"{ratio:.1f}×" if ratio < 100 else f"{ratio:.0f}×"
+            speedup = TextCell(text if verdict.kind == FASTER else f"≈ ({text}, noise)", "number")
+        elif variant == BASELINE:
+            speedup = TextCell("1 (base)", "number")
+        rows.append((variant_short(variant), [
+            TextCell(f"{config}, {ORDER_SHORT.get(ordering, ordering)}"), cell, speedup,
+            summarize(at, "rounds", "count"), summarize(at, "processed_per_edge", "ratio"),
+            summarize(at, "filtered_per_edge", "ratio")]))
+    return Table(id=f"methods-{slug(graph)}", title=f"Best setting per method on {graph}",
+                 caption=f"Each method's fastest setting on {graph} among those correct in every repetition, by "
+                         "total kernel time (computation + filtering) in ms, median [min–max]; speed-up over the "
+                         "fastest bmf out-of-core setting (≈: the ranges overlap, so no speed-up is claimed); at "
+                         "that setting: rounds, edges relaxed per graph edge, edges scanned by filtering per graph "
+                         "edge.",
                  graph=graph, row_header="method",
-                 columns=["ordering", "config", "computation", "+ filtering", "speed-up", "speed-up (total)"],
-                 rows=rows)
-
-
-def variants(frame: pd.DataFrame) -> list[str]:
-    """Known variants in the spec's order, then any other in the results."""
-    seen = list(dict.fromkeys(frame["variant"])) if len(frame) else []
-    return [v for v in VARIANTS if v in seen or v.startswith("opt")] + [v for v in seen if v not in VARIANTS]
-
-
-def work_ordering(frame: pd.DataFrame, graph: str, variant: str) -> str | None:
-    """Ordering used to compare work: source (tpe's ordering) when run, else the one with most ok runs."""
-    runs = select(frame, graph=graph, variant=variant)
-    ok = runs[runs["status"] == "ok"]
-    if not len(ok):
-        return None
-    if (ok["ordering"] == "source").any():
-        return "source"
-    return ok["ordering"].value_counts().index[0]
-
-
-def work_table(frame: pd.DataFrame, graph: str) -> Table:
-    """Work efficiency: rounds, edges relaxed, edges per graph edge, edges scanned by filtering."""
-    frame = frame.assign(processed_per_edge=frame["edges_processed"].astype("float64")
-                         / frame["graph_edges"].astype("float64"),
-                         filtered_per_edge=frame["edges_filtered"].astype("float64")
-                         / frame["graph_edges"].astype("float64"))
-    rows = []
-    for variant in variants(frame):
-        ordering = work_ordering(frame, graph, variant)
-        runs = select(frame, graph=graph, variant=variant, ordering=ordering) if ordering else frame.iloc[0:0]
-        cells = [summarize(runs, "rounds", "count"), summarize(runs, "edges_processed", "count"),
-                 summarize(runs, "processed_per_edge", "ratio"), summarize(runs, "edges_filtered", "count"),
-                 summarize(runs, "filtered_per_edge", "ratio")]
-        rows.append((variant, [TextCell(ordering or "—")] + cells))
-    edges = select(frame, graph=graph)["graph_edges"].dropna()
-    size = f" ({format_number(edges.iloc[0], 'count')} edges)" if len(edges) else ""
-    return Table(id=f"work-{slug(graph)}", title=f"Work efficiency on {graph}",
-                 caption=f"Work per method on {graph}{size}: rounds, edges relaxed by the computation stage, "
-                         "the same per graph edge, and edges scanned by the filtering stage; median over "
-                         "configurations and repetitions [min–max].",
-                 graph=graph, row_header="method",
-                 columns=["ordering", "rounds", "edges processed", "processed / |E|", "scanned by filtering",
-                          "scanned / |E|"],
-                 rows=rows)
-
-
-ORDER_SHORT = {"given": "given", "source": "src", "destination": "dst"}
-
-
-def overview_table(frame: pd.DataFrame) -> Table:
-    """Graphs × methods: each method's fastest correct computation time — the paper's one-glance table."""
-    columns = variants(frame)
-    rows = []
-    for graph in graphs(frame):
-        cells = []
-        for variant in columns:
-            runs = select(frame, graph=graph, variant=variant)
-            best = best_clean(frame, graph, variant)
-            if not len(runs):
-                cells.append(TextCell("—"))
-            elif best is None:
-                cells.append(TextCell("✗ no correct setting", "failed"))
-            else:
-                ordering, config, cell = best
-                cells.append(TextCell(f"{format_number(cell.median)} ({config}, {ORDER_SHORT.get(ordering, ordering)})",
-                                      "number"))
-        rows.append((graph, cells))
-    return Table(id="overview", title="Fastest correct setting per graph and method",
-                 caption="Median computation time in ms of each method's fastest setting whose every repetition "
-                         "was correct, with its block configuration and edge order (src: sorted by source, "
-                         "dst: sorted by destination); filtering time not included.",
-                 graph="", row_header="graph", columns=[variant_name_short(v) for v in columns], rows=rows)
-
-
-def variant_name_short(variant: str) -> str:
-    """'bmf outcore' → 'bmf out', for narrow column headers."""
-    return variant.replace("outcore", "out").replace("incore", "in")
-
-
-def status_table(frame: pd.DataFrame) -> Table:
-    """Run counts per graph × variant × status: the correctness overview."""
-    statuses = [s for s in ("ok", "wrong", "timeout", "crash", "malformed", "no_output")
-                if s in set(frame["status"])] + sorted(set(frame["status"]) - {"ok", "wrong", "timeout", "crash",
-                                                                                "malformed", "no_output"})
-    rows = []
-    for graph in graphs(frame):
-        for variant in variants(frame):
-            runs = select(frame, graph=graph, variant=variant)
-            counts = runs["status"].value_counts()
-            rows.append((f"{graph} · {variant}",
-                         [TextCell(str(int(counts.get(s, 0))), "number") if len(runs) else TextCell("—")
-                          for s in statuses]))
-    return Table(id="status", title="Run status", caption="Runs per graph and method by status "
-                 "(ok: output matched the reference).", graph="", row_header="graph · method",
-                 columns=[s.replace("_", " ") for s in statuses], rows=rows)
-
-
-def failures_table(frame: pd.DataFrame) -> Table:
-    """Every run that was not ok, with the grader's reason."""
-    failed = frame[frame["status"] != "ok"]
-    rows = []
-    for _, run in failed.iterrows():
-        label = f"{run['graph']} · {run['variant']}"
-        rows.append((label, [TextCell(run["ordering"]), TextCell(run["config"]), TextCell(str(run["rep"])),
-                             TextCell(run["status"].replace("_", " ")), TextCell(run["detail"][:160])]))
-    return Table(id="failures", title="Runs that failed", caption="Runs that were not ok and why.",
-                 graph="", row_header="graph · method", columns=["ordering", "config", "rep", "status", "detail"],
+                 columns=["best setting", "total ms", "speed-up", "rounds", "relaxed/|E|", "scanned/|E|"],
                  rows=rows)
 
 
 def graph_tables(frame: pd.DataFrame, graph: str) -> list[Table]:
     """All tables of one graph, in report order."""
-    return [summary_table(frame, graph), bmf_table(frame, graph), segscan_table(frame, graph),
-            tpe_table(frame, graph), opt_table(frame, graph), work_table(frame, graph)]
+    return [method_table(frame, graph), time_table(frame, graph)]
+
+
+# ---- report-wide tables ------------------------------------------------------------------------
+
+OVERVIEW_COLUMNS = 7   # variants per overview table: wider tables are split
+
+
+def overview_tables(frame: pd.DataFrame) -> list[Table]:
+    """Graphs × methods: each method's best total kernel time; split every 7 methods to fit a page."""
+    frame = with_total(frame)
+    names = variants(frame)
+    chunks = [names[i:i + OVERVIEW_COLUMNS] for i in range(0, len(names), OVERVIEW_COLUMNS)] or [[]]
+    tables = []
+    for number, chunk in enumerate(chunks):
+        rows = []
+        for graph in graphs(frame):
+            cells = []
+            for variant in chunk:
+                best = best_clean(frame, graph, variant, "total_ms")
+                if not len(select(frame, graph=graph, variant=variant)):
+                    cells.append(TextCell("—"))
+                elif best is None:
+                    cells.append(TextCell("✗ failed", "failed"))
+                else:
+                    cells.append(TextCell(format_number(best[2].median), "number"))
+            rows.append((graph, cells))
+        part = f" ({number + 1} of {len(chunks)})" if len(chunks) > 1 else ""
+        tables.append(Table(id="overview" + (f"-{number + 1}" if number else ""),
+                            title=f"Fastest correct setting per graph and method{part}",
+                            caption="Median total kernel time (computation + filtering) in ms of each method's "
+                                    "fastest setting whose every repetition was correct; per-graph tables give "
+                                    "the setting and the spread. failed: no setting was correct; —: not run.",
+                            graph="", row_header="graph", columns=[variant_short(v) for v in chunk], rows=rows))
+    return tables
+
+
+def graphs_table(frame: pd.DataFrame, catalogue: dict) -> Table:
+    """Each graph's size, whether it is the real file or a stand-in, and the stand-in's scale."""
+    from .catalogue import describe_graph
+    rows = []
+    for graph in graphs(frame):
+        runs = select(frame, graph=graph)
+        vertices = runs["graph_vertices"].dropna()
+        edges = runs["graph_edges"].dropna()
+        info = describe_graph(graph, int(vertices.iloc[0]) if len(vertices) else None,
+                              int(edges.iloc[0]) if len(edges) else None, catalogue)
+        rows.append((graph, [TextCell(info.vertices_text, "number"), TextCell(info.edges_text, "number"),
+                             TextCell(info.kind), TextCell(info.real_text), TextCell(info.scale_text, "number")]))
+    return Table(id="graphs", title="Graphs", caption="The graphs of this report: vertices (largest id + 1) and "
+                 "edges as run; real: the published file itself; stand-in: a generated graph of the same shape "
+                 "(names end in ~synth) at a fraction of the real graph's size, which the last columns give.",
+                 graph="", row_header="graph", columns=["vertices", "edges", "file", "real graph (V / E)",
+                                                        "scale (edges)"], rows=rows)
+
+
+def status_table(frame: pd.DataFrame) -> Table:
+    """Run counts per graph × status: the correctness overview."""
+    known = ("ok", "wrong", "timeout", "crash", "malformed", "no_output")
+    statuses = [s for s in known if s in set(frame["status"])] + sorted(set(frame["status"]) - set(known))
+    rows = []
+    for graph in graphs(frame):
+        counts = select(frame, graph=graph)["status"].value_counts()
+        rows.append((graph, [TextCell(str(int(counts.get(s, 0))), "number") for s in statuses]))
+    return Table(id="status", title="Run status", caption="Measured runs per graph by status (ok: every "
+                 "distance matched the reference); warm-up runs are not counted.", graph="", row_header="graph",
+                 columns=[s.replace("_", " ") for s in statuses], rows=rows)
+
+
+def failures_table(frame: pd.DataFrame) -> Table:
+    """Every run that was not ok, with the grader's reason (whole: the HTML wraps it)."""
+    failed = frame[frame["status"] != "ok"]
+    rows = []
+    for _, run in failed.iterrows():
+        label = f"{run['graph']} · {variant_short(run['variant'])}"
+        rows.append((label, [TextCell(ORDER_SHORT.get(run["ordering"], run["ordering"])), TextCell(run["config"]),
+                             TextCell(str(run["rep"])), TextCell(run["status"].replace("_", " "), "failed"),
+                             TextCell(run["detail"][:600])]))
+    return Table(id="failures", title="Runs that failed", caption="Runs that were not ok and why; their settings "
+                 "are left out of every comparison.", graph="", row_header="graph · method",
+                 columns=["order", "config", "rep", "status", "detail"], rows=rows)
+
+
+def outliers_table(frame: pd.DataFrame) -> Table:
+    """Repetitions flagged as outliers (and so not used), with their cell's median."""
+    rows = []
+    ok = frame[frame["status"] == "ok"]
+    for (graph, variant, ordering, config), group in ok.groupby(["graph", "variant", "ordering", "config"],
+                                                                 sort=False):
+        for column, stage in (("computation_ms", "computation"), ("filtering_ms", "filtering")):
+            cell = summarize(group, column)
+            for value in cell.outliers:
+                rows.append((f"{graph} · {variant_short(variant)}", [
+                    TextCell(ORDER_SHORT.get(ordering, ordering)), TextCell(config), TextCell(stage),
+                    TextCell(format_number(value), "number"), TextCell(format_number(cell.median), "number")]))
+    return Table(id="outliers", title="Outlying repetitions (not used)",
+                 caption="Repetitions more than 3 median absolute deviations (at least 44% of the median) from "
+                         "their setting's median; left out of medians, ranges and observations.",
+                 graph="", row_header="graph · method", columns=["order", "config", "stage", "ms", "median of the rest"],
+                 rows=rows)

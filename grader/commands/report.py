@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output folder (default report/out)")
     parser.add_argument("--format", default=",".join(FORMATS), metavar="md,html,tex",
                         help="formats to write (default all three)")
+    parser.add_argument("--program", metavar="LABEL_OR_ID",
+                        help="report only this program (its label or its identity); by default, results of "
+                             "several programs give one report per program, in a folder each under --out")
 
 
 def run_from_args(args) -> int:
@@ -31,17 +34,19 @@ def run_from_args(args) -> int:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise UsageError(f"--format: choose from md, html, tex (got {args.format or 'nothing'})")
-    return run(results=args.results, out_dir=args.out, formats=tuple(formats))
+    return run(results=args.results, out_dir=args.out, formats=tuple(formats), program=args.program)
 
 
 def default_results() -> list[Path]:
     return sorted((REPO_ROOT / "results").glob("*.jsonl"))
 
 
-def run(results: list[Path] | None = None, out_dir: Path = DEFAULT_OUT, formats=FORMATS) -> int:
-    """Render the report; 1 with one line on stderr when there are no results to report."""
-    from report.load import load_results
-    from report.render import render_all
+def run(results: list[Path] | None = None, out_dir: Path = DEFAULT_OUT, formats=FORMATS,
+        program: str | None = None) -> int:
+    """Render the report (one per program, never two programs in one); 1 with one line on stderr
+    when there are no results to report, 2 for an unknown format or a --program that matches none."""
+    from report.load import ProgramChoiceError, describe_programs, load_results, programs
+    from report.render import program_folders, render_reports
 
     paths = [Path(p) for p in results] if results else default_results()
     where = ", ".join(str(p) for p in paths) if results else str(REPO_ROOT / "results" / "*.jsonl")
@@ -53,8 +58,17 @@ def run(results: list[Path] | None = None, out_dir: Path = DEFAULT_OUT, formats=
     for path in paths:
         if not path.is_file():
             print(f"report: warning: {path} does not exist; reporting the other results files", file=sys.stderr)
+    present = programs(frame)
+    if len(present) > 1 and not program:
+        folders = program_folders(frame)
+        print(f"report: the results hold {len(present)} programs ({describe_programs(present)}); writing one "
+              f"report per program under {out_dir}: {', '.join(folders[key] for key, _, _ in present)} "
+              "(--program LABEL_OR_ID for one)", file=sys.stderr)
     try:
-        written = render_all(frame, existing, Path(out_dir), tuple(formats))
+        written = render_reports(frame, existing, Path(out_dir), tuple(formats), program)
+    except ProgramChoiceError as error:
+        print(f"report: {error}", file=sys.stderr)
+        return 2
     except ValueError as error:  # an unknown format name
         print(f"report: {error}", file=sys.stderr)
         return 2
