@@ -90,16 +90,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"graphs in {graphs.folder(args.scale)} ({prepare_s:.1f} s)")
         return 0
 
-    from sssp_gpu.device import select_device  # after the forked generators: CUDA starts here
-    device = select_device()
     budget = Budget(args.budget if args.budget is not None else (105.0 if args.quick else 450.0))
     record = Recorder(args.results, commit=_commit(), machine=socket.gethostname(), scale=args.scale,
-                      quick=args.quick, device=device.name)
+                      quick=args.quick)
     from benchmarks import tools
-    print(f"device: {device.timing_label}; graphs {graphs.folder(args.scale)} (ready in {prepare_s:.1f} s); "
-          f"budget {budget.limit_s:.0f} s; gapbs: {tools.find('gapbs') or 'absent'}; "
-          f"Gunrock: {tools.find('gunrock') or 'absent'}", flush=True)
-    failures = _run_sections(plan, settings, budget, record, device)
+    print(f"graphs {graphs.folder(args.scale)} (ready in {prepare_s:.1f} s); budget {budget.limit_s:.0f} s; "
+          f"gapbs: {tools.find('gapbs') or 'absent'}; Gunrock: {tools.find('gunrock') or 'absent'}", flush=True)
+    failures = _run_sections(plan, settings, budget, record)
     total = time.perf_counter() - began
     print(f"\nbenchmarks done in {total:.1f} s ({prepare_s:.1f} s preparing graphs, "
           f"{budget.elapsed():.1f} s of tables, budget {budget.limit_s:.0f} s); results in {args.results}")
@@ -114,11 +111,21 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failures else 0
 
 
-def _run_sections(plan, settings, budget, record, device) -> int:
+def _run_sections(plan, settings, budget, record) -> int:
     from benchmarks import graphs, load, methods, versus, wall
 
     measured: dict = {}
     failures = 0
+    chosen: list = []
+
+    def device():
+        """This process's device, chosen only when an in-process table needs it: the ``./sssp``
+        processes of the wall-time table run before this process holds any CUDA context."""
+        if not chosen:
+            from sssp_gpu.device import select_device
+            chosen.append(select_device())
+            print(f"device: {chosen[0].timing_label}", flush=True)
+        return chosen[0]
 
     def need_measured():
         if not measured:
@@ -134,19 +141,19 @@ def _run_sections(plan, settings, budget, record, device) -> int:
         if name == "wall":
             wall.bench(settings, budget, record)
         elif name == "versus":
-            measured.update(versus.bench(settings, budget, record, device))
+            measured.update(versus.bench(settings, budget, record, device()))
             failures += measured.pop("_failures", 0)
         elif name == "outcore":
             if not any("incore" in m for m in measured.values()):
                 print("  (opt incore not measured in this run: outcore needs the versus table first)")
                 continue
-            failures += versus.outcore(settings, budget, record, device, measured)
+            failures += versus.outcore(settings, budget, record, device(), measured)
         elif name == "load":
             load.bench(settings, budget, record)
         elif name == "bmf":
-            failures += methods.bmf_configs(settings, budget, record, device, need_measured())
+            failures += methods.bmf_configs(settings, budget, record, device(), need_measured())
         elif name == "breakdown":
-            failures += methods.breakdown(settings, budget, record, device, need_measured())
+            failures += methods.breakdown(settings, budget, record, device(), need_measured())
     return failures
 
 
