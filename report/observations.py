@@ -203,10 +203,18 @@ def filtering(frame: pd.DataFrame, graph: str) -> list[Observation]:
         comp, filt = summarize(runs, "computation_ms"), summarize(runs, "filtering_ms")
         if comp.clean and filt.clean and comp.median and filt.median:
             share = filt.median / (comp.median + filt.median) * 100
-            out.append(pair(graph, "filtering", ("filtering-share", variant), ("filtering", "filtering", filt),
-                            ("computation", "computation", comp), f"On {graph}, {variant_name(variant)} at its best setting ({config}, "
-                                  f"{ordering_phrase(order)}): ",
-                            f"; filtering is {share:.0f}% of the total"))
+            note = pair(graph, "filtering", ("filtering-share", variant), ("filtering", "", filt),
+                        ("computation", "", comp), "")
+            who = f"On {graph}, {variant_name(variant)} at its best setting ({config}, {ordering_phrase(order)})"
+            figures = f"filtering {span(filt)}, computation {span(comp)}"
+            if note.verdict == FASTER:
+                longer, shorter = note.loser[0], note.winner[0]
+                text = (f"{who} spends {share:.0f}% of its kernel time filtering ({figures}): {longer} takes "
+                        f"{format_number(note.effect, 'ratio')}× as long as {shorter}.")
+            else:
+                text = f"{who}: filtering and computation take about as long, within noise ({figures})."
+            out.append(Observation(graph, "filtering", text, note.effect, note.verdict, note.key, note.winner,
+                                   note.loser))
         method, _, sync_mode = variant.partition(" ")
         base = best_clean(select(totals, ordering=order), graph, f"bmf {sync_mode}", "total_ms")
         if base is not None:
@@ -324,7 +332,11 @@ def select_few(observations: list[Observation]) -> list[Observation]:
         for topic in TOPIC_ORDER:
             group = sorted((o for o in observations if o.graph == graph and o.topic == topic), key=lambda o: o.rank)
             limit = 2 if topic == "failures" else PER_TOPIC.get(topic, 1)
-            chosen += group[:limit]
+            # the strongest of each kind of comparison first (tpe: its share, then tpe vs bmf), then by rank
+            firsts = list({o.key[:1]: o for o in reversed(group)}.values())
+            picked = sorted(firsts, key=lambda o: o.rank)[:limit]
+            picked += [o for o in group if o not in picked][:limit - len(picked)]
+            chosen += sorted(picked, key=lambda o: o.rank)
     return chosen
 
 
