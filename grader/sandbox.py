@@ -23,6 +23,7 @@ What took effect is returned per run (`protections`) and goes into the run recor
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import json
 import os
@@ -101,7 +102,15 @@ def session_root(base: Path | None = None) -> Path:
         cleanup_stale(top)
         mine.mkdir(mode=0o711, exist_ok=True)
         os.chmod(mine, 0o711)
+        owner = os.getpid()
+        atexit.register(lambda: os.getpid() == owner and _remove_session(mine))
     return mine
+
+
+def _remove_session(folder: Path) -> None:
+    for mount in reversed(mounts_under(folder)):
+        _umount(mount)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def cleanup_stale(top: Path) -> None:
@@ -109,9 +118,7 @@ def cleanup_stale(top: Path) -> None:
     cgroups.cleanup_stale()
     for folder in top.iterdir() if top.is_dir() else ():
         if folder.name.isdigit() and not cgroups._pid_alive(int(folder.name)):
-            for mount in reversed(mounts_under(folder)):
-                _umount(mount)
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove_session(folder)
 
 
 def mounts_under(folder: Path) -> list[str]:

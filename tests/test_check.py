@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.check import MalformedOutput, classify, parse_extras, parse_output, parse_timing
+from grader.check import MalformedOutput, classify, judge_file, parse_extras, parse_output, parse_timing
 from grader.runner import RunResult
 
 SPEC_STDOUT = ("The total computation kernel time on GPU NVIDIA H100 80GB HBM3 is 12.345 milli-seconds\n"
@@ -149,3 +149,93 @@ def test_classify_malformed_is_an_unparsable_file_and_stdout_is_judged_apart(tmp
     assert record["stdout_format"] == "deviates" and len(record["stdout_problems"]) == 2
     record = classify(result(tmp_path, output=GOOD.replace("2:2", "2:two")), REFERENCE)
     assert record["status"] == "malformed" and record["distances"] == "unparsable" and "line 3" in record["detail"]
+
+
+# --- strict numbers, separate dimensions, and the edges earlier suites let slip ---------------
+
+@pytest.mark.parametrize("line", ["5:2 0", "5:2e1", "5:1.0", "5:-1", "5:+3", "5:0x10", "5:INF5", "5:IN F",
+                                  "INF:5", "5:abc", "5:", ":5", "5:1:2", "5:99999999999999999999999"])
+def test_strict_numbers(tmp_path, line):
+    text = "".join(f"{v}:{d}\n" for v, d in enumerate([0, 4, 2, 9, 5])) + line.replace("5:", "5:", 1) + "\n"
+    with pytest.raises(MalformedOutput, match="line 6"):
+        parse_output(write(tmp_path, text), 6)
+
+
+def test_format_deviations_are_named_and_do_not_change_the_distance_verdict(tmp_path):
+    reference = np.array([0, 4, -1], dtype=np.int64)
+    verdict = judge_file(write(tmp_path, "0: 0\r\n1: 4\r\n2: 1073741824\r\n"), reference, sentinels=(1073741824,))
+    assert verdict["distances"] == "ok"
+    assert verdict["deviations"] == ["a space after ':' ('v: d')", "CRLF line ends",
+                                     "unreachable written as 1073741824 (the spec: INF)"]
+    verdict = judge_file(write(tmp_path, "2:inf\n0:0\n1:4\n"), reference)
+    assert verdict["distances"] == "ok" and "vertices not in order 0..n-1" in verdict["deviations"]
+    assert "unreachable written as 'inf' (the spec: INF)" in verdict["deviations"]
+    assert judge_file(write(tmp_path, "0:0\n1:4\n2:INF\n"), reference)["deviations"] == []
+
+
+def test_a_sentinel_that_is_the_right_distance_stays_a_distance(tmp_path):
+    reference = np.array([0, 1073741824], dtype=np.int64)
+    verdict = judge_file(write(tmp_path, "0:0\n1:1073741824\n"), reference, sentinels=(1073741824,))
+    assert verdict["distances"] == "ok" and verdict["deviations"] == []
+
+
+def test_pin_exactly_one_wrong_vertex(tmp_path):
+    bad = GOOD.replace("5:20", "5:21")
+    record = classify(result(tmp_path, output=bad), REFERENCE)
+    assert record["status"] == "wrong" and record["mismatches"] == 1
+    assert record["detail"] == "1 of 7 vertices differ: 5: expected 20 got 21"
+
+
+def test_pin_ids_numbered_from_1_are_incomplete_not_ok(tmp_path):
+    shifted = "".join(f"{v + 1}:{'INF' if d < 0 else d}\n" for v, d in enumerate(REFERENCE))
+    record = classify(result(tmp_path, output=shifted), REFERENCE)
+    assert record["status"] == "wrong" and record["distances"] == "incomplete"
+    assert "vertices that do not exist (first: 7" in record["detail"] and "(first: 0)" in record["detail"]
+
+
+def test_pin_timings_in_microseconds_and_a_time_longer_than_the_run(tmp_path):
+    stdout = ("The total computation kernel time on GPU X is 1500 micro-seconds\n"
+              "The total filtering kernel time on GPU X is 250 us\n")
+    record = classify(result(tmp_path, stdout=stdout, output=GOOD), REFERENCE)
+    assert record["computation_ms"] == 1.5 and record["filtering_ms"] == 0.25 and record["time_flag"] == ""
+    assert record["stdout_format"] == "deviates"          # the spec says milli-seconds
+    # microseconds printed as milli-seconds: 1500 s of kernel in a 0.1 s run
+    lying = "The total computation kernel time on GPU X is 1500000 milli-seconds\n"
+    record = classify(result(tmp_path, stdout=lying, output=GOOD), REFERENCE)
+    assert "exceeds the run's wall time" in record["time_flag"]
+
+
+def test_pin_exit_code_1_with_a_correct_file_is_a_crash_that_says_the_distances_were_right(tmp_path):
+    record = classify(result(tmp_path, exit_code=1, output=GOOD), REFERENCE)
+    assert record["status"] == "crash" and record["distances"] == "crash" and record["file_distances"] == "ok"
+    assert record["detail"].startswith("exit code 1") and "distances were right" in record["detail"]
+
+
+@pytest.mark.parametrize("stdout, recovered", [
+    ("Took 1773.1ms.\n", (1773.1, None, "recovered:took")),
+    ("Computation Time: 118.658000 ms\nFiltering Time: 12.5 ms\n", (118.658, 12.5, "recovered:computation-time")),
+    ("Compute Time: 1548.68\n", (1548.68, None, "recovered:compute-time")),
+])
+def test_times_are_recovered_from_real_submissions_forms_and_marked(tmp_path, stdout, recovered):
+    record = classify(result(tmp_path, stdout=stdout, output=GOOD), REFERENCE)
+    assert record["status"] == "ok"
+    assert record["computation_ms"] == pytest.approx(recovered[0])
+    assert record["filtering_ms"] == (pytest.approx(recovered[1]) if recovered[1] else None)
+    assert record["times_source"]["computation"] == recovered[2]
+
+
+def test_the_missing_filtering_line_message_quotes_the_filtering_line(tmp_path):
+    stdout = "The total computation kernel time on GPU X is 3 milli-seconds\n"
+    record = classify(result(tmp_path, stdout=stdout, output=GOOD), REFERENCE)
+    assert record["stdout_problems"] == ["no filtering line (expected 'The total filtering kernel time on GPU "
+                                         "<name> is <x> milli-seconds')"]
+
+
+def test_a_checker_failure_is_the_runs_failure(tmp_path, monkeypatch):
+    from grader import outfile
+
+    def explode(data):
+        raise MemoryError("no room")
+    monkeypatch.setattr(outfile, "parse", explode)
+    record = classify(result(tmp_path, output=GOOD), REFERENCE)
+    assert record["status"] == "malformed" and "MemoryError" in record["detail"]
