@@ -422,13 +422,30 @@ __device__ __forceinline__ bool last_block(long long* ctrl) {
     return last;
 }
 
+// Bucket fusion works per block, so this driver fuses thin rounds exactly as the persistent
+// kernel does: it needs no grid barrier, only the block's shared queues.
 template <typename D>
-__global__ void __launch_bounds__(1024) opt_expand_k(CTX_PARAMS) {
+__global__ void __launch_bounds__(1024) opt_expand_k(CTX_PARAMS, int fuse_iterations) {
     const Ctx<D> c = CTX_INIT;
     if (ldcg64(&ctrl[C_MODE]) != MODE_EXPAND) return;
+    __shared__ int fuse_queue[2][FUSE_CAP];
+    __shared__ int fuse_count[2];
     const int r = (int)ldcg64(&ctrl[C_R]);
+    const int fcur = (int)ldcg64(&ctrl[C_FCUR]);
+    const D T = (D)ldcg64(&ctrl[C_T]);
+    const long long S = ldcg64(&ctrl[C_NEAR + r % 3]);
+    const bool fuse_now = fuse_iterations > 0 && S <= FUSE_MAX_PER_WARP * ((long long)gridDim.x * blockDim.x / 32);
+    Local fuse;
+    if (fuse_now) {
+        if (threadIdx.x == 0) fuse_count[0] = fuse_count[1] = 0;
+        __syncthreads();
+        fuse.q = fuse_queue[0];
+        fuse.count = &fuse_count[0];
+        fuse.cap = FUSE_CAP;
+    }
     long long edges = 0;
-    expand_phase(c, r, (int)ldcg64(&ctrl[C_FCUR]), (D)ldcg64(&ctrl[C_T]), ldcg64(&ctrl[C_NEAR + r % 3]), edges);
+    expand_phase(c, r, fcur, T, S, edges, Team::grid(), nullptr, fuse);
+    if (fuse_now) fuse_block(c, r, fcur, T, edges, fuse_queue[0], fuse_queue[1], fuse_count, FUSE_CAP, fuse_iterations);
     flush_stats(ctrl, edges, 0);
 }
 

@@ -40,7 +40,7 @@ UNBOUNDED = np.int64(2**62)  # delta meaning "no far pile": plain frontier relax
 # threshold, for up to ``run.fuse`` __syncthreads-separated steps before the grid barrier.
 # It turns a road graph's or a grid's hundreds of thin rounds into tens (BENCHMARKS.md, opt);
 # wide rounds (power-law graphs) are not fused: their block-local steps relax out of order.
-# The numpy fallback and the outcore driver do not fuse.
+# Both GPU drivers fuse (it is per block: no grid barrier needed); the numpy fallback does not.
 
 
 def _ctrl_layout(path=KERNEL_DIR / "opt_ctrl.cuh") -> dict[str, int]:
@@ -262,7 +262,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
         with stream:
             stream.begin_capture()
             for _ in range(ROUNDS_PER_GRAPH):
-                expand((blocks,), (run.bsize,), args)
+                expand((blocks,), (run.bsize,), (*args, np.int32(run.fuse_steps)))
                 after((blocks,), (run.bsize,), (*args, guard))
                 split((blocks,), (run.bsize,), args)
             graph_exec = stream.end_capture()
@@ -284,9 +284,9 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
               f"{how})")
     notes = _notes(delta, int(ctrl[C_SPLITS]), rounds)
+    fuse = run.fuse_steps
+    notes.append(f"bucket fusion: {fuse} block-local steps per round" if fuse else "bucket fusion: off")
     if run.sync == "incore":
-        fuse = run.fuse_steps
-        notes.append(f"bucket fusion: {fuse} block-local steps per round" if fuse else "bucket fusion: off")
         notes.append(f"grid barriers: {int(ctrl[C_BARRIERS])}")
     return Result(to_result_dist(state.dist.get()), total_ms - filtering_ms, filtering_ms, rounds,
                   int(ctrl[C_EDGES]), int(ctrl[C_SCANNED]), launch, notes)
