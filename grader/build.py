@@ -89,6 +89,7 @@ def _rewrite_line(line: str, options: BuildOptions) -> str:
 def build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox) -> BuildResult:
     """Build a copy of tree inside area (a fresh folder of the grader's)."""
     began = time.monotonic()
+    sandbox = sb.effective(sandbox)
     drop, why = sb.should_drop(sandbox, ["/bin/sh"])
     uid, gid = (sandbox.uid, sandbox.gid) if drop else (os.geteuid(), os.getegid())
     root = area / "build"

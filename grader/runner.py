@@ -62,7 +62,7 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *, env
     user (Sandbox(user="never")); `reach(argv)` lists the paths the sandbox user must be able
     to reach for the run to drop to it (default: the program itself).
     """
-    settings = sandbox or sb.Sandbox(user="never")
+    settings = sb.effective(sandbox or sb.Sandbox(user="never"))
     top = Path(tempfile.mkdtemp(prefix="run-", dir=tmp_root or sb.session_root()))
     os.chmod(top, 0o711)
     workdir = top / "work"

@@ -74,6 +74,21 @@ class Sandbox:
         return replace(self, uid=self.uid + worker, gid=self.gid + worker)
 
 
+_worker_offset = 0
+
+
+def set_worker(index: int) -> None:
+    """Give this process's runs uid/gid `uid + index`: an executor's worker calls it once, so
+    concurrent runs never share a uid (RLIMIT_NPROC, the kill-by-uid sweep and the run
+    folders are per uid)."""
+    global _worker_offset
+    _worker_offset = int(index)
+
+
+def effective(sandbox: "Sandbox") -> "Sandbox":
+    return sandbox.with_worker(_worker_offset) if _worker_offset else sandbox
+
+
 @dataclass
 class Outcome:
     exit_code: int | None            # None: killed by the timeout or never started
