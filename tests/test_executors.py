@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from grader.commands import sweep
+from grader.commands import grade, sweep
 from grader.executors import ExecutorUnavailable, open_executor, visible_gpus
 from grader.executors.celltask import Shipped, arrival_problem, ship_reference
 from sssp_common.record import RunRecord, read_rows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_sweep import FIGURE1, PROGRAMS, stand_in_config, tiny_graph, toml_list, write_config  # noqa: E402
+from test_grade import config as grade_config, needs_cc, results as grade_results  # noqa: E402
+from test_grade import submission as grade_submission  # noqa: E402
 
 try:
     import distributed
@@ -91,7 +93,8 @@ def kill_when(results: Path, find_pid, killed: list) -> threading.Thread:
 
 
 def statuses(path: Path) -> dict:
-    return {(r["graph"], r["method"], r["bsize"]): r["status"] for r in read_rows(path)}
+    return {(r["program"], r["graph"], r["ordering"], r["method"], r["sync"], r["bsize"]): r["status"]
+            for r in read_rows(path)}
 
 
 def assert_each_cell_once(path: Path, expected: int) -> list[dict]:
@@ -249,6 +252,24 @@ def test_each_local_worker_sees_only_its_gpu_and_runs_never_overlap(tmp_path, mo
         runs.sort()
         assert all(earlier[1] <= later[0] for earlier, later in zip(runs, runs[1:]))
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "5,7"
+    capsys.readouterr()
+
+
+@needs_cc
+def test_grading_with_two_workers_gives_the_serial_scores(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    for name in ("spec_ok", "wrong_one"):
+        grade_submission(subs, name)
+    matrix = grade_config(tmp_path)
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    assert grade.run([subs], out=serial, config=matrix, quiet=True) == 0
+    assert grade.run([subs], out=parallel, config=matrix, quiet=True, workers=2) == 0
+    for student in ("spec_ok", "wrong_one"):
+        assert grade_results(parallel, student)["score"] == grade_results(serial, student)["score"]
+    assert statuses(parallel / "runs.jsonl") == statuses(serial / "runs.jsonl")
+    rows = assert_each_cell_once(parallel / "runs.jsonl", 32)
+    assert {r["worker"].split("@")[0] for r in rows} == {"local-0", "local-1"}
+    assert {r["student"] for r in rows} == {"spec_ok", "wrong_one"}
     capsys.readouterr()
 
 

@@ -23,6 +23,8 @@ from grader.cells import expand, graph_label
 from grader.cellrun import run_cell
 from grader.commands.sweep import GraphUnavailable, add_matrix_arguments, prepare_graph
 from grader.config import ConfigError
+from grader.executors import ExecutorUnavailable, open_executor
+from grader.executors.celltask import failure_row, run_task, tasks_for
 from grader.grading import GradeRun, load_grading
 from grader.identity import tree_digest
 from grader.progress import Progress
@@ -51,13 +53,15 @@ def add_arguments(parser) -> None:
 def run_from_args(args) -> int:
     return run(args.submissions, out=args.out, config=args.config, scale=args.scale, graphs=args.graphs,
                methods=args.methods, reps=args.reps, timeout=args.timeout, cache_dir=args.cache_dir,
-               quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force)
+               quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force,
+               executor=args.executor, workers=args.workers, scheduler=args.scheduler)
 
 
 def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
         timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
-        stdout=None, err=None) -> int:
-    """0: every submission graded (whatever its score); 2: bad usage or config; 130: interrupted."""
+        stdout=None, err=None, executor=None, workers=None, scheduler=None) -> int:
+    """0: every submission graded (whatever its score); 2: bad usage or config; 130: interrupted.
+    executor, workers, scheduler: where the runs go (grader.executors; default: the matrix's, else local)."""
     stdout, err = stdout or sys.stdout, err or sys.stderr
     config = Path(config) if config else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG)
     try:
@@ -79,6 +83,13 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
         return 2
     os.chmod(out / "runs.jsonl", 0o600)
     matrix = grading.matrix
+    try:
+        pool = open_executor(executor or matrix.executor, run_task, workers=workers or matrix.workers,
+                             scheduler=scheduler or matrix.scheduler)
+    except ExecutorUnavailable as error:
+        store.close()
+        print(f"grader grade: {error}", file=err)
+        return 2
     cache_dir = Path(cache_dir) if cache_dir else matrix.cache_dir
     provenance = {"machine": machine(), "commit": project_commit()}
     work = session_root() / "grade"
@@ -97,11 +108,12 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
                 print(f"grader grade: skipped graph {name}: {why}", file=err)
         for submission in found:
             summary[submission.student] = grade_one(submission, grading, graphs_ready, out, work, store,
-                                                    provenance, force, quiet, err)
+                                                    provenance, force, quiet, err, pool)
     except KeyboardInterrupt:
         print(f"\ninterrupted; results so far are in {out}; rerun to resume", file=err)
         return INTERRUPTED
     finally:
+        pool.close(cancel=True)   # nothing is in flight unless interrupted: then the runs are stopped
         store.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -123,7 +135,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
 
 
 def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Path, store, provenance,
-              force: bool, quiet: bool, err) -> dict:
+              force: bool, quiet: bool, err, pool) -> dict:
     student = submission.student
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
@@ -161,11 +173,18 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
                           sandbox=grading.sandbox, patterns=grading.patterns, program_path=Path(built["program"]),
                           record_extra={"student": student, "build_options": options.recorded()})
         progress = Progress(len(todo), unit="runs", label=student, stream=err, quiet=quiet)
-        for cell in todo:
-            row, _ = run_cell(cell, graphs[cell.graph], runner, provenance, store)
-            rows[cell.run_id] = row
+        tasks = {task.cell.run_id: task for task in tasks_for(todo, graphs, runner, provenance, run_cell)}
+        for key, task in tasks.items():
+            pool.submit(key, task)
+        for outcome in pool.drain(wait=True):   # the rows as they come back, each written once
+            task = tasks.pop(outcome.key, None)
+            if task is None:
+                continue
+            row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
+            store.append(row)
+            rows[task.cell.run_id] = row
             data = _publish(folder, student, grading, built, cells, rows, extra, page=False)
-            progress.update(1, label=f"{student}: {cell.label}", status=row["status"])
+            progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
         progress.close()
         data = _publish(folder, student, grading, built, cells, rows, extra)
     return {**data, "built": built["built"],

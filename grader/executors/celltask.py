@@ -75,16 +75,31 @@ def make_tasks(cells, graph, sweep, provenance: dict, runner: Callable, folder: 
             for cell in cells]
 
 
+def tasks_for(cells, graphs: dict, sweep, provenance: dict, runner: Callable, folder: Path | None = None) -> list[CellTask]:
+    """make_tasks over cells of several prepared graphs (graphs: name -> prepared graph), in order."""
+    by_graph: dict[str, list] = {}
+    for cell in cells:
+        by_graph.setdefault(cell.graph, []).append(cell)
+    made = {name: iter(make_tasks(group, graphs[name], sweep, provenance, runner, folder))
+            for name, group in by_graph.items()}
+    return [next(made[cell.graph]) for cell in cells]
+
+
 def failure_row(task: CellTask, detail: str) -> dict:
-    """The row of a run that produced none (its workers kept dying, an input arrived changed)."""
+    """The row of a run that produced none (its workers kept dying, an input arrived changed),
+    with the fields the runner's rows carry for every run (program identity, the sweep's extras)."""
     cell = task.cell
-    return RunRecord(
+    row = RunRecord(
         run_id=cell.run_id, graph=cell.graph, ordering=cell.ordering, method=cell.method, sync=cell.sync,
         bsize=cell.bsize, bcount=cell.bcount, rep=cell.rep, status=HARNESS_STATUS,
-        sweep=getattr(task.sweep, "name", ""), program=cell.program, graph_vertices=task.vertices,
+        sweep=getattr(task.sweep, "name", ""), program=cell.program,
+        program_id=getattr(cell, "program_id", "") or cell.program, graph_vertices=task.vertices,
         graph_edges=getattr(task.graph, "edges", None), detail=f"harness: {detail}",
         machine=task.provenance.get("machine", ""), commit=task.provenance.get("commit", ""),
         started_at=utc_now()).to_dict()
+    row["distances"] = HARNESS_STATUS
+    row.update(getattr(task.sweep, "record_extra", {}) or {})
+    return row
 
 
 # --- the worker's side -----------------------------------------------------------------
