@@ -66,7 +66,8 @@ def sandbox_for(sweep) -> Sandbox:
     if chosen is not None:
         return chosen
     if is_project_template(sweep.command) and getattr(sweep, "program_path", None) is None:
-        return Sandbox(user="never", env="inherit")
+        return Sandbox(user="never", env="inherit",
+                       note="this checkout's ./sssp (trusted: identified by its commit) runs as the grader's user")
     return Sandbox(user="auto")
 
 
@@ -87,10 +88,15 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
     def argv_for(output_path: Path) -> list[str]:
         return render_command(sweep.command, cell, input_path, output_path, sweep.config_dir, sssp=program)
 
-    with run_program(argv_for, sweep.timeout_s, sandbox=sandbox_for(sweep),
-                     file_limit_bytes=max(MIN_FILE_LIMIT, 2 * bound)) as result:
-        verdict = classify(result, graph.reference, sweep.sentinels,
-                           getattr(sweep, "patterns", DEFAULT_PATTERNS), max_output_bytes=bound)
+    try:
+        with run_program(argv_for, sweep.timeout_s, sandbox=sandbox_for(sweep),
+                         file_limit_bytes=max(MIN_FILE_LIMIT, 2 * bound)) as result:
+            verdict = classify(result, graph.reference, sweep.sentinels,
+                               getattr(sweep, "patterns", DEFAULT_PATTERNS), max_output_bytes=bound)
+    except (OSError, MemoryError, ValueError) as error:   # the harness failed this run, not the sweep
+        row.update(status="crash", distances="crash", detail=f"harness: {type(error).__name__}: {error}")
+        store.append(row)
+        return row, time.perf_counter() - began
     row.update({
         "status": verdict["status"],
         "computation_ms": _finite(verdict["computation_ms"]), "filtering_ms": _finite(verdict["filtering_ms"]),

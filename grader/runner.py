@@ -72,7 +72,8 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *, env
         output_path = workdir / output_name
         argv = make_argv(output_path)
         paths = reach(argv) if reach else _program_paths(argv)
-        drop, why = sb.should_drop(settings, paths) if settings.user != "never" else (False, "off in the settings")
+        drop, why = sb.should_drop(settings, paths) if settings.user != "never" else \
+            (False, settings.note or "off in the settings")
         quota_note = ""
         if settings.tmpfs and sb.is_root():
             quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)

@@ -68,6 +68,7 @@ class Sandbox:
     memory_mb: int = 16384           # cgroup memory limit (0: none)
     address_space_gb: int = 0        # RLIMIT_AS (0: none; at least 16 when set)
     extra_path: tuple[str, ...] = () # folders put before SAFE_PATH (e.g. the CUDA compiler's)
+    note: str = ""                   # why the user is not switched, when user = never (recorded)
 
     def with_worker(self, worker: int) -> "Sandbox":
         from dataclasses import replace
