@@ -39,7 +39,7 @@ class CellTask:
     vertices: int
     sweep: object                 # grader.config.SweepConfig
     provenance: dict
-    inputs: tuple[Shipped, ...]   # what the program reads (the ordered edge list)
+    inputs: tuple[Shipped, ...]   # the ordered edge list the program reads (and a graded program itself)
     reference: Shipped
     runner: Callable              # runner(cell, graph, sweep, provenance, store) -> (row, overhead)
 
@@ -69,10 +69,12 @@ def make_tasks(cells, graph, sweep, provenance: dict, runner: Callable, folder: 
     ordering -> input file)."""
     reference = ship_reference(graph.reference, folder)
     inputs = {ordering: ship_file(path) for ordering, path in graph.ordered.items()}
+    program = getattr(sweep, "program_path", None)   # a graded submission's build: it must reach the worker too
+    shipped_program = (ship_file(program),) if program is not None and Path(program).is_file() else ()
     bare = replace(graph, reference=None)
     vertices = int(graph.reference.shape[0])
-    return [CellTask(cell, bare, vertices, sweep, provenance, (inputs[cell.ordering],), reference, runner)
-            for cell in cells]
+    return [CellTask(cell, bare, vertices, sweep, provenance, (inputs[cell.ordering], *shipped_program), reference,
+                     runner) for cell in cells]
 
 
 def tasks_for(cells, graphs: dict, sweep, provenance: dict, runner: Callable, folder: Path | None = None) -> list[CellTask]:
