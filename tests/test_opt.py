@@ -111,11 +111,11 @@ def test_fusion_gives_the_reference(device, sync, fuse):
 def test_choose_delta():
     unit = Graph.from_arrays([0, 1], [1, 2])
     auto = Run("opt")
-    assert opt.choose_delta(unit, auto, 2) >= opt.UNBOUNDED
-    weighted = Graph.from_arrays([0, 0, 1, 1], [1, 2, 2, 3], [10, 30, 20, 20])  # mean 20, degree 2
-    assert opt.choose_delta(weighted, auto, 2) == 32 * 20 // 2
-    assert opt.choose_delta(weighted, Run("opt", delta=5), 2) == 5
-    assert opt.choose_delta(weighted, Run("opt", delta=0), 2) >= opt.UNBOUNDED
+    assert opt.choose_delta(unit, auto) >= opt.UNBOUNDED
+    weighted = Graph.from_arrays([0, 0, 1, 1], [1, 2, 2, 3], [10, 30, 20, 20])  # largest weight 30
+    assert opt.choose_delta(weighted, auto) == 32 * 30
+    assert opt.choose_delta(weighted, Run("opt", delta=5)) == 5
+    assert opt.choose_delta(weighted, Run("opt", delta=0)) >= opt.UNBOUNDED
 
 
 def test_knobs_belong_to_opt_only():
