@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .cells import Cell, format_number, summarize
-from .compare import FASTER, NOISE, Verdict, compare, span, versus
+from .compare import FASTER, compare, span, versus
 from .tables import (BASELINE, ORDER_SHORT, best_clean, cell_grid, graphs, on_cpu, orderings_of, select,
                      variant_name, variants, with_total, work_values)
 
@@ -248,7 +248,8 @@ def work(frame: pd.DataFrame, graph: str) -> list[Observation]:
         ratio = base.median / mine.median
         rounds = f" in {format_number(rounds_of(frame, graph, variant, order) or 0, 'count')} rounds"
         text = (f"On {graph}, {variant_name(variant)} ({ordering_phrase(order)}) relaxes "
-                f"{span(mine, 'edges')} per graph edge{rounds}, against {span(base, '')} for {variant_name(base_variant)}")
+                f"{span(mine, 'edges')} per graph edge{rounds}, against {span(base, '')} for "
+                f"{variant_name(base_variant)}")
         if verdict.kind == FASTER:
             text += f": {format_number(ratio, 'ratio')}× {'less' if ratio >= 1 else 'more'} work"
         else:
@@ -359,6 +360,3 @@ def flips(first: list[Observation], second: list[Observation]) -> list[str]:
         if key in b and (b[key][0] & lost) and (b[key][1] & won):
             out.append(f"{key}: {sorted(won)} beat {sorted(lost)}, then {sorted(b[key][0])} beat {sorted(b[key][1])}")
     return out
-
-
-__all__ = ["Observation", "observe", "candidates", "claims", "flips", "NOISE", "Verdict"]

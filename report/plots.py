@@ -18,6 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from .cells import format_number  # noqa: E402
+from .compare import compare  # noqa: E402
 from .tables import variant_name  # noqa: E402
 from .tables import (BASELINE, ORDERINGS, best_clean, cell_grid, configs, graphs, select, slug,  # noqa: E402
                      variants, with_total)
@@ -186,7 +187,7 @@ def speedup_plot(frame, graph: str) -> Plot | None:
     base = best_clean(frame, graph, BASELINE, "total_ms")
     if base is None:
         return None
-    names, ratios, notes = [], [], []
+    names, ratios, notes, noisy = [], [], [], []
     for variant in variants(frame):
         best = best_clean(frame, graph, variant, "total_ms")
         if best is None:
@@ -194,12 +195,14 @@ def speedup_plot(frame, graph: str) -> Plot | None:
             continue
         names.append(f"{variant_name(variant)}\n{best[1]}, {best[0]}")
         ratios.append(base[2].median / best[2].median)
+        noisy.append(variant != BASELINE and not compare(best[2], base[2]).called)
     figure = new_figure(9.0, 4.2)
     axis = figure.subplots()
     bars = axis.bar(range(len(names)), ratios, color=[METHOD_COLORS.get(v, "gray") for v in variants(frame)
                                                       if best_clean(frame, graph, v, "total_ms")])
-    for bar, ratio in zip(bars, ratios):
-        axis.text(bar.get_x() + bar.get_width() / 2, bar.get_height(), f"{ratio:.2f}×", ha="center",
+    for bar, ratio, noise in zip(bars, ratios, noisy):
+        label = f"{'≈ ' if noise else ''}{ratio:.2f}×"
+        axis.text(bar.get_x() + bar.get_width() / 2, bar.get_height(), label, ha="center",
                   va="bottom", fontsize=8)
     axis.axhline(1.0, color="black", linewidth=0.8)
     axis.set_xticks(range(len(names)), names, fontsize=7.5)
@@ -210,7 +213,8 @@ def speedup_plot(frame, graph: str) -> Plot | None:
                    f"{base[0]})", fontsize=10)
     axis.grid(True, axis="y", alpha=0.3)
     caption = (f"Speed-up of each method's fastest correct setting over the fastest bmf out-of-core setting "
-               f"on {graph}, in total kernel time (computation + filtering).")
+               f"on {graph}, in total kernel time (computation + filtering); ≈: within noise of bmf out-of-core "
+               "(the ranges overlap).")
     if notes:
         caption += " Not shown: " + "; ".join(notes) + "."
     return Plot(f"speedup-{slug(graph)}", f"Speed-up over bmf out-of-core on {graph}", caption, graph,

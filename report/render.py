@@ -18,7 +18,7 @@ from sssp_common.files import atomic_writer
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from .catalogue import GraphInfo, describe_all, load_catalogue
-from .cells import MISSING, TextCell, format_number, format_times
+from .cells import MISSING, format_number, format_times
 from .load import CPU_DEVICE, describe_programs, measured, programs
 from .observations import Observation, observe
 from .papers import papers_table
@@ -179,7 +179,8 @@ def summary_lines(frame: pd.DataFrame, prov: dict) -> list[str]:
     return lines + headline(frame)
 
 
-def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | None = None) -> ReportModel:
+def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | None = None,
+                plots: bool = True) -> ReportModel:
     """The model of one program's report; refuses rows of several programs (never merged)."""
     if len(all_rows) and all_rows["program_key"].nunique() > 1:
         raise ValueError("these results hold several programs: "
@@ -187,7 +188,7 @@ def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | N
     frame = measured(all_rows).reset_index(drop=True)
     catalogue = load_catalogue() if catalogue is None else catalogue
     infos = describe_all(frame, catalogue)
-    plots = all_plots(frame)
+    plots = all_plots(frame) if plots else []
     notes = observe(frame)
     sections = [GraphSection(graph, infos[graph], graph_tables(frame, graph), [p for p in plots if p.graph == graph],
                              [o for o in notes if o.graph == graph]) for graph in graphs(frame)]
@@ -239,7 +240,7 @@ def render_all(frame: pd.DataFrame, sources: list[Path], out_dir: Path,
     unknown = set(formats) - set(FORMATS)
     if unknown:
         raise ValueError(f"unknown report format(s): {', '.join(sorted(unknown))}; known: {', '.join(FORMATS)}")
-    model = build_model(frame, sources)
+    model = build_model(frame, sources, plots=bool({"md", "html"} & set(formats)))   # tables.tex has no plots
     out_dir = Path(out_dir)
     written = []
     if "md" in formats:

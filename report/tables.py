@@ -16,7 +16,7 @@ import pandas as pd
 from .cells import Cell, TextCell, format_number, summarize
 from .compare import FASTER, compare
 
-from sssp_common.vocabulary import ORDERINGS, PAPER_METHODS, SYNC_NAMES, SYNCS, config_label
+from sssp_common.vocabulary import ORDERINGS, PAPER_METHODS, SYNC_NAMES, config_label
 from sssp_common.vocabulary import SPEC_CONFIGS as _SPEC_PAIRS
 
 # The spec's five execution configurations, in its order, as the report labels them.
@@ -320,5 +320,6 @@ def outliers_table(frame: pd.DataFrame) -> Table:
     return Table(id="outliers", title="Outlying repetitions (not used)",
                  caption="Repetitions more than 3 median absolute deviations (at least 44% of the median) from "
                          "their setting's median; left out of medians, ranges and observations.",
-                 graph="", row_header="graph · method", columns=["order", "config", "stage", "ms", "median of the rest"],
+                 graph="", row_header="graph · method",
+                 columns=["order", "config", "stage", "ms", "median of the rest"],
                  rows=rows)

@@ -212,7 +212,8 @@ def test_provenance_up_front(rendered):
         assert fact in head, fact
 
 
-def test_a_cpu_report_is_not_titled_gpu(tmp_path):
+def test_a_cpu_report_is_not_titled_gpu(tmp_path, monkeypatch):
+    monkeypatch.setattr("report.render.all_plots", lambda frame: [])
     path = write_rows(tmp_path / "cpu.jsonl", sweep_rows(seed=1, device=CPU))
     render_all(load_results([path]), [path], tmp_path / "out", formats=("md", "html"))
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
@@ -227,7 +228,7 @@ def test_a_cpu_report_is_not_titled_gpu(tmp_path):
 
 def test_warmup_runs_never_show(tmp_path):
     path = write_rows(tmp_path / "r.jsonl", sweep_rows(seed=1))
-    model = build_model(load_results([path]), [path])
+    model = build_model(load_results([path]), [path], plots=False)
     assert model.provenance["warmups"] == 130 and model.provenance["repetitions"] == "3 per setting"
     road = next(s for s in model.sections if s.graph == ROAD)
     cells = [c for _, row in road.tables[1].rows for c in row]
@@ -246,7 +247,8 @@ def test_markdown_tables_and_images(rendered):
 # ---- one program per report -----------------------------------------------------------------
 
 @pytest.fixture()
-def two_programs(tmp_path):
+def two_programs(tmp_path, monkeypatch):
+    monkeypatch.setattr("report.render.all_plots", lambda frame: [])   # plots are tested above; time
     rows = sweep_rows(seed=1) + sweep_rows(seed=2, program="student-7", program_id="sha256:5eed", device=CPU)
     return write_rows(tmp_path / "two.jsonl", rows)
 

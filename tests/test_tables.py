@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from report.cells import Cell, split_outliers, summarize  # noqa: E402
+from report.cells import split_outliers, summarize  # noqa: E402
 from report.compare import FASTER, NOISE, TOO_FEW, compare, versus  # noqa: E402
 from report.load import measured, to_frame  # noqa: E402
 from report.tables import (graphs_table, method_table, outliers_table, overview_tables, status_table,  # noqa: E402
@@ -24,7 +24,8 @@ ROAD = "roadNet-CA~synth"
 
 
 def runs(values, status="ok"):
-    return pd.DataFrame({"status": [status] * len(values), "computation_ms": values, "mismatches": [None] * len(values)})
+    return pd.DataFrame({"status": [status] * len(values), "computation_ms": values,
+                         "mismatches": [None] * len(values)})
 
 
 def cell(*values):
