@@ -55,22 +55,34 @@ C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS = CTRL["C_EDGES"], CTRL["C_SCANNED"], CTR
 C_BARRIERS, C_ERROR, C_SPLIT_NS, MODE_DONE = CTRL["C_BARRIERS"], CTRL["C_ERROR"], CTRL["C_SPLIT_NS"], CTRL["MODE_DONE"]
 
 
-def choose_delta(graph: Graph, run: Run) -> int:
+def choose_delta(graph: Graph, run: Run, on_gpu: bool) -> int:
     """The near-far bucket width: ``run.delta`` when given (0: unbounded), else a rule.
 
     Equal weights: unbounded (every improved vertex is near; rounds are BFS levels and
-    each edge is relaxed once). Otherwise ``32 x the largest weight``: an improvement may
-    ripple at least 32 hops inside one bucket. Why so wide: a GPU that holds ~270k threads
-    pays for rounds (a grid barrier and a dependent trip to L2 each), not for the extra
-    relaxations a wide bucket allows. On the H100 (BENCHMARKS.md, "Bucket width") this took
-    the weighted grid from 5.5 to ~3.8 ms and weighted R-MAT from 2.05 to 1.39 ms, against
-    Davidson et al.'s ``32 x mean weight / mean out-degree``, which suits smaller GPUs.
+    each edge is relaxed once). Otherwise it depends on what a round costs:
+
+    - on the GPU, ``32 x the largest weight`` (an improvement may ripple 32 hops inside one
+      bucket): a GPU holding ~270k threads pays for rounds (a grid barrier and dependent L2
+      trips each), hardly for the extra relaxations a wide bucket allows. On the H100
+      (BENCHMARKS.md, "Bucket width") the weighted grid went from 5.5 to ~3.8 ms and weighted
+      R-MAT from 2.05 to 1.39 ms, at 2-6 relaxations per edge instead of 2;
+    - on the CPU, where every relaxation costs, Davidson et al.'s work-efficient
+      ``32 x mean weight / mean out-degree`` (about a warp's worth of edges per bucket vertex).
     """
     if run.delta is not None:
         return int(UNBOUNDED) if run.delta == 0 else int(run.delta)
     if graph.m == 0 or int(graph.w.min()) == int(graph.w.max()):
         return int(UNBOUNDED)
-    return max(1, 32 * int(graph.w.max()))
+    if on_gpu:
+        return max(1, 32 * int(graph.w.max()))
+    return work_efficient_delta(graph)
+
+
+def work_efficient_delta(graph: Graph) -> int:
+    """``32 x mean weight / mean out-degree`` over the vertices that have out-edges."""
+    sources = int(np.unique(graph.src).shape[0]) if graph.m else 1
+    out_degree = graph.m / max(1, sources)
+    return max(1, int(round(32 * float(graph.w.mean()) / out_degree)))
 
 
 def max_rounds(graph: Graph) -> int:
@@ -110,7 +122,7 @@ def run_cpu(graph: Graph, run: Run) -> Result:
     """Near-far in numpy, one vectorised frontier expansion per round."""
     csr = CsrBySource(graph)
     heads, weights = csr.heads, csr.weights
-    delta = choose_delta(graph, run)
+    delta = choose_delta(graph, run, on_gpu=False)
     inf = np.iinfo(np.int64).max
     dist = np.full(graph.n, inf, dtype=np.int64)
     dist[0] = 0
@@ -239,7 +251,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     dtype = distance_dtype(graph)
     ctype = kernels.c_type(dtype)
     state = _DeviceState(graph, dtype)
-    delta = choose_delta(graph, run)
+    delta = choose_delta(graph, run, on_gpu=True)
     state.start(delta)
     guard = np.int32(min(max_rounds(graph), np.iinfo(np.int32).max - 1))
     timer = GpuTimer()
