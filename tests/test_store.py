@@ -115,3 +115,16 @@ def test_overrides_and_command_rendering(tmp_path):
     assert argv[-5:] == ["bmf", "-sync", "outcore", "-usesmem", "yes"]
     with pytest.raises(ConfigError, match="--methods"):
         load_config(write_config(tmp_path, 'graphs = ["g"]\nmethods = ["bmf"]\n'), methods="tpe")
+
+
+def test_warmup_runs_come_first_and_repetitions_are_passes(tmp_path):
+    config = load_config(write_config(tmp_path, 'graphs = ["g.txt"]\nreps = 3\nwarmup = 1\n'))
+    cells = expand(config)
+    warm = [c for c in cells if c.rep < 0]
+    assert len(warm) == 13 and cells[:13] == warm and {c.rep for c in warm} == {-1}
+    assert {(c.bsize, c.bcount) for c in warm} == {config.configs[0]} and all("warm-up" in c.label for c in warm)
+    reps = [c.rep for c in cells[13:]]
+    assert reps == sorted(reps) and len(reps) == 3 * 65          # rep 0 of every setting, then rep 1, ...
+    assert len({c.run_id for c in cells}) == len(cells)
+    with pytest.raises(ConfigError, match="warmup"):
+        load_config(write_config(tmp_path, 'graphs = ["g"]\nwarmup = -1\n'))
