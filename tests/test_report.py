@@ -411,3 +411,18 @@ def test_cli_renders_the_fixture(tmp_path):
     for name in ("report.md", "report.html", "tables.tex"):
         assert (tmp_path / name).is_file()
         assert str(tmp_path / name) in result.stdout
+
+
+def test_check_against_a_rerun(tmp_path, capsys):
+    first = write_rows(tmp_path / "a.jsonl", sweep_rows(seed=1))
+    second = write_rows(tmp_path / "b.jsonl", sweep_rows(seed=2))
+    assert report_command.check_rerun([first], [second]) == 0
+    assert "0 contradicted" in capsys.readouterr().out
+    rows = sweep_rows(seed=2)
+    for row in rows:
+        if row["method"] == "bmf" and row["sync"] == "incore":
+            row["computation_ms"] *= 4
+    third = write_rows(tmp_path / "c.jsonl", rows)
+    assert report_command.check_rerun([first], [third]) == 1
+    assert "contradicted: ('roadNet-CA~synth', 'sync', 'bmf'" in capsys.readouterr().out
+    assert report_command.check_rerun([first], [tmp_path / "none.jsonl"]) == 2

@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", metavar="LABEL_OR_ID",
                         help="report only this program (its label or its identity); by default, results of "
                              "several programs give one report per program, in a folder each under --out")
+    parser.add_argument("--check-against", type=Path, nargs="+", metavar="PATH",
+                        help="results of a rerun of the same sweep: instead of writing a report, list the claims "
+                             "of this one that the rerun contradicts (exit 1 if any)")
 
 
 def run_from_args(args) -> int:
@@ -34,7 +37,39 @@ def run_from_args(args) -> int:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise UsageError(f"--format: choose from md, html, tex (got {args.format or 'nothing'})")
+    if args.check_against:
+        return check_rerun(args.results or default_results(), args.check_against, args.program)
     return run(results=args.results, out_dir=args.out, formats=tuple(formats), program=args.program)
+
+
+def check_rerun(first: list[Path], second: list[Path], program: str | None = None, out=None) -> int:
+    """Do two runs of one sweep tell the same story? 0: no claim of either is contradicted by the
+    other; 1: some is (each printed); 2: no results or no such program."""
+    from report.load import ProgramChoiceError, load_results, measured, programs, select_program
+    from report.observations import candidates, claims, flips
+    out = out or sys.stdout
+    frames = []
+    for paths in (first, second):
+        frame = load_results([p for p in paths if Path(p).is_file()])
+        if not len(frame):
+            print(f"report: no sweep results in {', '.join(str(p) for p in paths)}", file=sys.stderr)
+            return 2
+        try:
+            chosen = program or (programs(frame)[0][0] if len(programs(frame)) == 1 else None)
+            if chosen is None:
+                raise ProgramChoiceError("several programs in the results: choose one with --program")
+            frames.append(measured(select_program(frame, chosen)))
+        except ProgramChoiceError as error:
+            print(f"report: {error}", file=sys.stderr)
+            return 2
+    a, b = candidates(frames[0]), candidates(frames[1])
+    contradicted = flips(a, b) + flips(b, a)
+    both = set(claims(a)) & set(claims(b))
+    print(f"{len(claims(a))} claims in the first run, {len(claims(b))} in the second, {len(both)} made by both; "
+          f"{len(contradicted)} contradicted", file=out)
+    for line in contradicted:
+        print(f"  contradicted: {line}", file=out)
+    return 1 if contradicted else 0
 
 
 def default_results() -> list[Path]:
