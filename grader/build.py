@@ -113,7 +113,8 @@ def build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox) ->
             text, code, protections = _make(step, src, area, limit, settings, env, drop, why)
             logs.append(f"$ {step}\n{text}" + ("" if code == 0 else f"\n[{step}: {_how(code, limit)}]\n"))
         program = src / "sssp"
-        built = program.is_file() and os.access(program, os.X_OK) and not program.is_symlink()
+        target = program.resolve()   # a link is fine if it stays inside the tree
+        built = target.is_file() and os.access(target, os.X_OK) and target.is_relative_to(src.resolve())
         if not built:
             detail = "make sssp did not produce an executable ./sssp" + (f" ({_how(code, options.timeout_s)})" if code else "")
             return BuildResult(False, None, None, "\n".join(logs), detail, changes, time.monotonic() - began, protections)

@@ -248,6 +248,16 @@ def test_a_second_grader_on_the_same_results_exits_2(tmp_path):
         holder.close()
     assert done.returncode == 2 and "in use by another grader" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+    results_file = tmp_path / "sweep.jsonl"
+    holder = LockedResults(results_file)
+    try:
+        swept = subprocess.run([sys.executable, "-m", "grader", "sweep", "--results", str(results_file), "-q",
+                                "--program", "/bin/true {input} {output}"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=60)
+    finally:
+        holder.close()
+    assert swept.returncode == 2 and swept.stderr.startswith("grader sweep: ") and "in use by another grader" in swept.stderr
+    assert read_rows(results_file) == []
 
 
 def test_grade_help_lists_the_compatibility_options():
@@ -327,7 +337,8 @@ def test_a_cuda_submission_is_graded_end_to_end(tmp_path, capsys):
     if shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists():
         pytest.fail("nvcc is not on this GPU machine")
     out = tmp_path / "out"
-    assert grade.run([CUDA_FIXTURE], out=out, config=config(tmp_path, timeout=60), quiet=True) == 0
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"    # wherever it is, the build uses it
+    assert grade.run([CUDA_FIXTURE], out=out, config=config(tmp_path, timeout=60), quiet=True, nvcc=nvcc) == 0
     data = results(out, "cuda_ok")
     print(json.dumps({"score": data["score"], "tests": [(t["name"], t["score"], t["max_score"]) for t in data["tests"]]}))
     rows = rows_of(out, "cuda_ok")
