@@ -80,6 +80,8 @@ class Cell:
     unit: str = "ms"
     outliers: tuple[float, ...] = ()
     n_values: int = 0               # ok repetitions that printed this value
+    lowest: float | None = None     # min and max of every ok value, outliers included: comparisons
+    highest: float | None = None    # use these, so an outlier can stop a claim but never make one
 
     @property
     def n_used(self) -> int:
@@ -181,4 +183,4 @@ def summarize(runs: pd.DataFrame, value: str, unit: str = "ms") -> Cell:
     return Cell(n_runs=len(runs), n_ok=int(ok.sum()), n_values=len(values), median=float(np.median(kept)),
                 low=float(kept.min()), high=float(kept.max()),
                 failures=failures, mismatches=mismatches, unit=unit,
-                outliers=tuple(float(v) for v in outliers))
+                outliers=tuple(float(v) for v in outliers), lowest=float(values.min()), highest=float(values.max()))

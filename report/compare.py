@@ -3,7 +3,8 @@
 Why a rule of its own: a sweep on a busy machine, or with one repetition, produces
 differences that are noise. A difference is called only when
 - both settings have at least MIN_REPS repetitions the cell uses (outliers aside),
-- their min–max ranges do not overlap, and
+- their min–max ranges do not overlap, counting every ok repetition (an outlier is left out
+  of the median and the printed range, so it can stop a claim but never make one), and
 - the medians differ by at least MIN_RATIO (smaller gaps, even with tight ranges, are
   not worth a sentence and drift between runs of a GPU as its clocks settle);
 otherwise the two are "within noise" (or, with too few repetitions, "cannot tell").
@@ -39,11 +40,21 @@ def compare(first: Cell, second: Cell) -> Verdict:
     ratio = max(a, b) / min(a, b)
     if first.n_used < MIN_REPS or second.n_used < MIN_REPS:
         return Verdict(TOO_FEW, a <= b, ratio)
-    if ratio >= MIN_RATIO and first.high < second.low:
+    if ratio >= MIN_RATIO and _high(first) < _low(second):
         return Verdict(FASTER, True, ratio)
-    if ratio >= MIN_RATIO and second.high < first.low:
+    if ratio >= MIN_RATIO and _high(second) < _low(first):
         return Verdict(FASTER, False, ratio)
     return Verdict(NOISE, a <= b, ratio)
+
+
+def _low(cell: Cell) -> float:
+    """The range a comparison uses: every ok repetition, outliers included (they are left out of
+    the median and the printed range, but a claim must survive them)."""
+    return min(v for v in (cell.low, cell.lowest) if v is not None)
+
+
+def _high(cell: Cell) -> float:
+    return max(v for v in (cell.high, cell.highest) if v is not None)
 
 
 def span(cell: Cell, unit: str = "ms") -> str:
@@ -67,5 +78,7 @@ def versus(verdict: Verdict, fast_name: str, fast: Cell, slow_name: str, slow: C
     if verdict.kind == TOO_FEW:
         return (f"{fast_name} and {slow_name} cannot be told apart {figures}: fewer than {MIN_REPS} "
                 "repetitions each")
-    why = "the ranges overlap" if fast.high >= slow.low else f"less than {MIN_RATIO - 1:.0%} apart"
+    why = "the ranges overlap" if _high(fast) >= _low(slow) else f"less than {MIN_RATIO - 1:.0%} apart"
+    if why == "the ranges overlap" and fast.high < slow.low:
+        why = "an outlying repetition overlaps"
     return f"{fast_name} and {slow_name} are within noise {figures}: {why}"

@@ -81,15 +81,16 @@ def pair(graph: str, topic: str, key: tuple, first: tuple, second: tuple, prefix
 
 def extremes(cells: dict[str, Cell], name) -> tuple[tuple, tuple]:
     """((ids, name, cell) of the fastest, same of the slowest) among several settings. Settings
-    within noise of the fastest are its ties: the sentence names them all, so a rerun that
-    swaps two equal settings does not contradict it."""
+    within noise of the fastest that are themselves clear of the slowest are named with it as
+    tied winners (so a rerun that swaps two equal settings does not contradict the sentence);
+    every winner named is separated from the slowest by the noise rule on its own."""
     order = sorted(cells, key=lambda k: (cells[k].median, k))
     fast, slow = order[0], order[-1]
-    ties = [k for k in order if k == fast or compare(cells[fast], cells[k]).kind != FASTER]
-    if slow in ties:                       # everything within noise of the fastest
-        return (tuple(ties[:1]), name(fast), cells[fast]), (tuple(order[1:]), name(slow), cells[slow])
-    label = name(fast) if len(ties) == 1 else f"{' and '.join(name(k) for k in ties)} (tied)"
-    return (tuple(ties), label, cells[fast]), ((slow,), name(slow), cells[slow])
+    ties = [k for k in order[1:-1] if compare(cells[fast], cells[k]).kind != FASTER
+            and compare(cells[k], cells[slow]).called] if compare(cells[fast], cells[slow]).called else []
+    names = [name(k) for k in [fast] + ties]
+    label = names[0] if not ties else f"{', '.join(names[:-1])} and {names[-1]} (tied)"
+    return ((fast, *ties), label, cells[fast]), ((slow,), name(slow), cells[slow])
 
 
 # ---- one function per question of the spec ---------------------------------------------------
