@@ -84,13 +84,17 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
     input_path = graph.ordered[cell.ordering]
     program = getattr(sweep, "program_path", None) or PROJECT_SSSP
     bound = outfile.size_bound(graph.vertices)
+    try:   # room for the output, and for a program's own binary cache of its input
+        file_limit = max(MIN_FILE_LIMIT, 2 * bound, 2 * os.path.getsize(input_path))
+    except OSError:
+        file_limit = max(MIN_FILE_LIMIT, 2 * bound)
 
     def argv_for(output_path: Path) -> list[str]:
         return render_command(sweep.command, cell, input_path, output_path, sweep.config_dir, sssp=program)
 
     try:
         with run_program(argv_for, sweep.timeout_s, sandbox=sandbox_for(sweep),
-                         file_limit_bytes=max(MIN_FILE_LIMIT, 2 * bound)) as result:
+                         file_limit_bytes=file_limit) as result:
             verdict = classify(result, graph.reference, sweep.sentinels,
                                getattr(sweep, "patterns", DEFAULT_PATTERNS), max_output_bytes=bound)
     except (OSError, MemoryError, ValueError) as error:   # the harness failed this run, not the sweep

@@ -61,7 +61,8 @@ def identity(path: Path | str) -> tuple:
 
 
 def expose(source: Path, folder: Path) -> Path:
-    """`source` as a read-only file in `folder` (0755, the grader's): a hard link, else a copy."""
+    """`source` as a read-only file in `folder` (0755, the grader's): a hard link, else a copy.
+    Files are named by content digest, so graders sharing the folder agree on every name."""
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     os.chmod(folder, 0o755)
     target = folder / source.name
@@ -75,6 +76,9 @@ def expose(source: Path, folder: Path) -> Path:
         target.unlink()
     try:
         os.link(source, target)
+    except FileExistsError:                    # another grader linked it a moment ago
+        if file_digest(target) != file_digest(source):
+            raise
     except OSError:
         temporary = folder / f".{source.name}.tmp"
         shutil.copyfile(source, temporary)

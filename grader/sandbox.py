@@ -105,16 +105,33 @@ def is_root() -> bool:
 
 # --- the session folder ------------------------------------------------------------
 
+def grader_root(base: Path | None = None) -> Path:
+    """/tmp/sssp-grader (0711, the grader's): refused if someone else made it, or made it a link."""
+    top = Path(base or tempfile.gettempdir()) / ("sssp-grader" if is_root() else f"sssp-grader-{os.getuid()}")
+    top.mkdir(mode=0o711, exist_ok=True)
+    info = os.lstat(top)
+    if not os.path.isdir(top) or os.path.islink(top) or info.st_uid != os.geteuid():
+        raise OSError(f"{top} is not a folder of this user's: refusing to run programs from it")
+    os.chmod(top, 0o711)
+    return top
+
+
+def shared_inputs(base: Path | None = None) -> Path:
+    """Where runs find their inputs: one stable folder (0755, files 0444), so a program's own
+    parse cache keyed by path keeps hitting across grader sessions."""
+    folder = grader_root(base) / "inputs"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    return folder
+
+
 def session_root(base: Path | None = None) -> Path:
     """A folder of this grader process (0711: the sandbox user may pass, not list), created
     on first use after removing what dead graders left."""
-    top = Path(base or tempfile.gettempdir()) / ("sssp-grader" if is_root() else f"sssp-grader-{os.getuid()}")
+    top = grader_root(base)
     mine = top / f"{os.getpid()}"
     if not mine.is_dir():
         # orphaned descendants (a setsid grandchild) come to us, so their zombies can be reaped
         _lib().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        top.mkdir(mode=0o711, exist_ok=True)
-        os.chmod(top, 0o711)
         cleanup_stale(top)
         mine.mkdir(mode=0o711, exist_ok=True)
         os.chmod(mine, 0o711)

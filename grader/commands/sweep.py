@@ -23,7 +23,7 @@ from grader.config import ConfigError, SweepConfig, load_config, template_fields
 from grader.executors import EXECUTORS, ExecutorUnavailable, open_executor
 from grader.executors.celltask import failure_row, make_tasks, run_task
 from grader.progress import Progress, format_duration
-from grader.sandbox import session_root
+from grader.sandbox import shared_inputs
 from grader.store import LockedResults, ResultsLocked, done_ids
 from sssp_common.files import REPO_ROOT
 from sssp_common.record import ResultsFile, latest_by_run_id, machine, project_commit, read_rows
@@ -257,7 +257,7 @@ def prepare_graph(entry: str, sweep: SweepConfig, orderings: set[str], cache_dir
         distances = _call(reference.distances, given, cache_dir=cache_dir)
     except Exception as error:  # a reference that cannot be had: skip the graph, say why
         raise GraphUnavailable(f"no reference for {path}: {type(error).__name__}: {error}") from None
-    shown = session_root() / "inputs"
+    shown = shared_inputs()
     ordered, identities = {}, {}
     for ordering in sorted(orderings):
         try:
