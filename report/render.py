@@ -141,7 +141,7 @@ LEGEND = [
 
 def headline(frame: pd.DataFrame) -> list[str]:
     """One line per graph: the fastest method's best total time and its speed-up over bmf out-of-core."""
-    from .compare import compare
+    from .compare import TOO_FEW, compare
     from .tables import BASELINE, best_clean, variant_name, variants, with_total
     totals = with_total(frame)
     lines = []
@@ -156,8 +156,13 @@ def headline(frame: pd.DataFrame) -> list[str]:
         if base is not None and variant != BASELINE:
             verdict = compare(cell, base[2])
             ratio = base[2].median / cell.median
-            text += (f", {format_times(ratio)} faster than bmf out-of-core ({format_number(base[2].median)} ms)"
-                     if verdict.called else f", within noise of bmf out-of-core ({format_number(base[2].median)} ms)")
+            base_ms = f"{format_number(base[2].median)} ms"
+            if verdict.called:
+                text += f", {format_times(ratio)} faster than bmf out-of-core ({base_ms})"
+            elif verdict.kind == TOO_FEW:
+                text += f"; bmf out-of-core {base_ms} ({format_times(ratio)}; too few repetitions to tell from noise)"
+            else:
+                text += f", within noise of bmf out-of-core ({base_ms})"
         lines.append(text + ".")
     return lines
 
