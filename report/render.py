@@ -132,7 +132,8 @@ def provenance(all_rows: pd.DataFrame, frame: pd.DataFrame, sources: list[Path])
 
 LEGEND = [
     ("305.7 [300.0–310.0]", "median over the repetitions that were ok, in ms, [min–max] when they differ"),
-    ("305.7 [300.0–310.0] †", "† a repetition was an outlier (over 3 MADs from the median): not used"),
+    ("305.7 [300.0–310.0] †", "† a repetition was an outlier (over 3 MADs from the median): left out of the "
+                              "median and range, but a comparison must clear it too"),
     ("✗ wrong (12)", "no repetition was ok: the status word (mismatching vertices for wrong), never a time"),
     ("305.7 ⚠ timeout 1/3", "some repetitions failed: median of the ok ones, marked; left out of observations"),
     (MISSING, "not run"),

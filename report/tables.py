@@ -212,7 +212,8 @@ def method_table(frame: pd.DataFrame, graph: str) -> Table:
     return Table(id=f"methods-{slug(graph)}", title=f"Best setting per method on {graph}",
                  caption=f"Each method's fastest setting on {graph} among those correct in every repetition, by "
                          "total kernel time (computation + filtering) in ms, median [min–max]; speed-up over the "
-                         "fastest bmf out-of-core setting (≈: the ranges overlap, so no speed-up is claimed); at "
+                         "fastest bmf out-of-core setting (≈: within noise, the ranges overlap when outlying repetitions "
+                         "count too, so no speed-up is claimed); at "
                          "that setting: rounds, edges relaxed per graph edge, edges scanned by filtering per graph "
                          "edge.",
                  graph=graph, row_header="method",
