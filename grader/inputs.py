@@ -69,7 +69,8 @@ def expose(source: Path, folder: Path) -> Path:
     if target.exists():
         try:
             if os.path.samefile(target, source) or file_digest(target) == file_digest(source):
-                os.chmod(target, 0o444)
+                if os.stat(target).st_mode & 0o777 != 0o444:   # a needless chmod would move ctime,
+                    os.chmod(target, 0o444)                    # which other graders' runs check
                 return target
         except OSError:
             pass

@@ -1,12 +1,11 @@
 """Isolation of every program run and build: who it runs as, what it sees, what it may use,
 and that nothing of it outlives the run.
 
-- **user**: when the grader is root, a dedicated unprivileged uid/gid (default 64123, no
+- **user**: when the grader is root, a dedicated unprivileged uid/gid (64123 + a slot, no
   /etc/passwd entry needed, so nothing on the machine is changed) that owns nothing but the
   run's own folder: the references, results and caches (root's, folders 0700) are out of its
-  reach, and the inputs and the built program are root's and read-only to it. RLIMIT_NPROC
-  counts per uid, which is why the uid must be the run's alone (executors give each worker
-  its own: ``uid + worker``).
+  reach, and the inputs and the built program are root's and read-only to it. Each grader
+  or worker process claims its own slot, so concurrent runs never share a uid.
 - **environment**: scrubbed (PATH, HOME and TMPDIR in the run's folder, LANG/LC_ALL C.UTF-8,
   CUDA_VISIBLE_DEVICES/NVIDIA_VISIBLE_DEVICES and the names in ``pass_env`` passed through).
 - **network**: a new, empty network namespace (only an unconnected loopback).
@@ -75,19 +74,44 @@ class Sandbox:
         return replace(self, uid=self.uid + worker, gid=self.gid + worker)
 
 
-_worker_offset = 0
+_worker_offset: int | None = None
+_slot: tuple[int, int, int] | None = None     # (pid, index, lock fd) of the uid slot this process holds
+SLOTS = 256
 
 
 def set_worker(index: int) -> None:
-    """Give this process's runs uid/gid `uid + index`: an executor's worker calls it once, so
-    concurrent runs never share a uid (RLIMIT_NPROC, the kill-by-uid sweep and the run
-    folders are per uid)."""
+    """Give this process's runs uid/gid `uid + index` (instead of a claimed slot)."""
     global _worker_offset
     _worker_offset = int(index)
 
 
+def _claimed_slot() -> int:
+    """The first free slot among /tmp/sssp-grader/slots/N, held (flock) while this process lives:
+    concurrent graders and executor workers never share a uid, so one run cannot signal,
+    read or count against another (RLIMIT_NPROC, the kill-by-uid sweep and the run folders
+    are per uid). A forked child claims its own."""
+    global _slot
+    if _slot is not None and _slot[0] == os.getpid():
+        return _slot[1]
+    import fcntl
+    folder = grader_root() / "slots"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    for index in range(SLOTS):
+        fd = os.open(folder / str(index), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _slot = (os.getpid(), index, fd)
+        return index
+    raise OSError(f"all {SLOTS} sandbox uids are in use by other graders")
+
+
 def effective(sandbox: "Sandbox") -> "Sandbox":
-    return sandbox.with_worker(_worker_offset) if _worker_offset else sandbox
+    """The settings with this process's own uid/gid."""
+    offset = _worker_offset if _worker_offset is not None else (_claimed_slot() if is_root() else 0)
+    return sandbox.with_worker(offset) if offset else sandbox
 
 
 @dataclass

@@ -313,7 +313,8 @@ def test_hostile_submissions_change_nothing_outside_their_run(tmp_path, capsys, 
     assert {r["status"] for r in hostile} == {"ok"}, hostile[0]["detail"]
     assert {path: digest(path) for path in protected} == before
     assert {path: path.stat().st_mode for path in protected} == modes
-    assert hostile[0]["protections"]["user"] == f"uid {sandbox.DEFAULT_UID}" and hostile[0]["protections"]["netns"]
+    uid = sandbox.effective(sandbox.Sandbox()).uid
+    assert hostile[0]["protections"]["user"] == f"uid {uid}" and hostile[0]["protections"]["netns"]
     # the hang: a timeout, its setsid grandchild killed too
     hang = rows_of(out, "hang_setsid")
     assert {r["status"] for r in hang} == {"timeout"} and all(r["killed_descendants"] >= 1 for r in hang)
@@ -321,7 +322,7 @@ def test_hostile_submissions_change_nothing_outside_their_run(tmp_path, capsys, 
     flood = rows_of(out, "flood")
     assert {r["status"] for r in flood} == {"crash"} and "SIGXFSZ" in flood[0]["detail"]
     mine = f"/sssp-grader/{os.getpid()}-"      # other graders on this machine may use the uid at the same time
-    assert [pid for pid in uid_processes(sandbox.DEFAULT_UID) if mine in _cgroup_of(pid)] == []
+    assert [pid for pid in uid_processes(uid) if mine in _cgroup_of(pid)] == []
     assert [d for base in cgroups.hierarchies().values() if base.is_dir()
             for d in base.iterdir() if d.name.startswith(f"{os.getpid()}-")] == []
     assert sandbox.mounts_under(sandbox.session_root()) == []

@@ -66,12 +66,13 @@ def test_the_run_is_another_user_with_a_scrubbed_environment_and_no_network(monk
             lines = result.stdout_head.splitlines()
     finally:
         server.close()
-    assert lines[0] == str(sandbox.DEFAULT_UID)
+    uid = sandbox.effective(STRICT).uid
+    assert lines[0] == str(uid) and sandbox.DEFAULT_UID <= uid < sandbox.DEFAULT_UID + sandbox.SLOTS
     assert "hunter2" not in result.stdout_head and "CUDA_VISIBLE_DEVICES=3" in lines
     assert lines[1].startswith("home=") and str(sandbox.session_root()) in lines[1]
     assert "LC_ALL=C.UTF-8" in lines and "net=no" in lines and "wrote-root=yes" not in lines
     assert lines[-2:] == ["1024", "0"]
-    assert result.protections["user"] == f"uid {sandbox.DEFAULT_UID}" and result.protections["netns"]
+    assert result.protections["user"] == f"uid {uid}" and result.protections["netns"]
     assert result.protections["env"] == "scrubbed" and result.protections["pdeathsig"]
     assert result.protections["rlimits"]["NOFILE"] == 1024 and result.protections["not_in_force"] == {}
 
@@ -164,3 +165,20 @@ def test_signals_python_ignores_are_default_again_in_the_program():
     with run_program(shell("grep -E '^SigIgn' /proc/self/status"), 5, sandbox=Sandbox(user="never")) as result:
         ignored = int(result.stdout_head.split()[1], 16)
     assert not ignored & (1 << (signal.SIGXFSZ - 1)) and not ignored & (1 << (signal.SIGPIPE - 1))
+
+
+@ROOT_ONLY
+def test_concurrent_graders_get_their_own_uids():
+    code = ("import sys; sys.path.insert(0, %r); from grader import sandbox; "
+            "print(sandbox.effective(sandbox.Sandbox()).uid)" % str(ROOT))
+    other = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout)
+    mine = sandbox.effective(Sandbox()).uid
+    assert mine != other or not sandbox._slot   # a process that has exited gives its slot back
+    holder = subprocess.Popen([sys.executable, "-c", code + "; import time; time.sleep(30)"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        held = int(holder.stdout.readline())
+        assert held != mine
+    finally:
+        holder.kill()
+        holder.wait()
