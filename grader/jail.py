@@ -55,7 +55,7 @@ def main(argv):
     uid, gid = spec.get("uid"), spec.get("gid")
     if uid is not None:
         try:
-            os.setgroups([])
+            os.setgroups(spec.get("groups", []))   # only GPU device groups, if any
             os.setgid(gid)
             os.setuid(uid)
             report["applied"].append("user")

@@ -79,7 +79,7 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *, env
             quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
             quota_note = sb.mount_tmpfs(workdir, quota, settings.uid if drop else 0, settings.gid if drop else 0)
             mounted = not quota_note
-        elif drop:
+        if drop and not mounted:      # no tmpfs here (not root, or no CAP_SYS_ADMIN in a container)
             os.chown(workdir, settings.uid, settings.gid)
         run_env = env if env is not None else sb.environment(settings, workdir, drop)
         stdout_file, stderr_file = top / "stdout.log", top / "stderr.log"

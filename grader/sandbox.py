@@ -287,10 +287,13 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
         group = cgroups.RunGroup(f"{os.getpid()}-{next(_counter)}", sandbox.nproc,
                                  sandbox.memory_mb * MIB if sandbox.memory_mb else None)
         protections["not_in_force"].update(group.failed)
+        if not group.paths:           # no cgroup here: descendants are found by uid instead
+            protections["not_in_force"].setdefault("cgroup", "no writable cgroup hierarchy")
+            group = None
     read_end, write_end = os.pipe()
     spec = {"status_fd": write_end, "env": env, "rlimits": rlimits, "netns": bool(sandbox.netns and is_root()),
             "cgroups": group.paths if group else [], "uid": sandbox.uid if drop_user else None,
-            "gid": sandbox.gid if drop_user else None}
+            "gid": sandbox.gid if drop_user else None, "groups": gpu_groups() if drop_user else []}
     command = [sys.executable, "-I", "-S", str(JAIL), json.dumps(spec), "--", *argv]
     start = time.monotonic()
     try:
@@ -317,6 +320,20 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
     if code == 126 and "error" in report or code == 127 and "error" in report:
         return Outcome(None, wall, report["error"], _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
     return Outcome(code, wall, "", _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
+
+
+def gpu_groups() -> list[int]:
+    """Groups owning GPU device files the sandbox user could not otherwise open (a machine
+    with /dev/nvidia* 0660 root:video): kept as supplementary groups, nothing else."""
+    found = set()
+    for path in Path("/dev").glob("nvidia*"):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        if info.st_mode & 0o006 != 0o006 and info.st_gid != 0:
+            found.add(info.st_gid)
+    return sorted(found)
 
 
 def _read_status(fd: int) -> dict:

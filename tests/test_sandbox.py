@@ -182,3 +182,17 @@ def test_concurrent_graders_get_their_own_uids():
     finally:
         holder.kill()
         holder.wait()
+
+
+@ROOT_ONLY
+def test_without_tmpfs_or_cgroups_the_run_still_works_and_the_uid_sweep_kills_descendants(monkeypatch):
+    """A container without CAP_SYS_ADMIN: no tmpfs, no cgroups; said so in the record."""
+    from grader import cgroups as groups
+    monkeypatch.setattr(sandbox, "mount_tmpfs", lambda *a: "Operation not permitted")
+    monkeypatch.setattr(groups, "hierarchies", lambda: {})
+    with run_program(shell("setsid sleep 300 & echo $!; echo x > OUTPUT"), 10, sandbox=STRICT) as result:
+        assert result.output_path.read_text() == "x\n"
+    grandchild = int(result.stdout_head.split()[0])
+    time.sleep(0.1)
+    assert not alive(grandchild) and result.leftovers >= 1
+    assert "temp_quota" in result.protections["not_in_force"] and "cgroup" in result.protections["not_in_force"]
