@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -118,7 +119,7 @@ def build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox) ->
         if not built:
             detail = "make sssp did not produce an executable ./sssp" + (f" ({_how(code, options.timeout_s)})" if code else "")
             return BuildResult(False, None, None, "\n".join(logs), detail, changes, time.monotonic() - began, protections)
-        keep = area / "program"
+        keep = area / f"program-{secrets.token_hex(8)}"   # unguessable: other students' runs cannot find it
         shutil.copytree(src, keep, symlinks=True)
         _chown_tree(keep, 0 if sb.is_root() else os.geteuid(), 0 if sb.is_root() else os.getegid(), read_only=True)
         os.chmod(area, 0o711)

@@ -93,6 +93,8 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
     cache_dir = Path(cache_dir) if cache_dir else matrix.cache_dir
     provenance = {"machine": machine(), "commit": project_commit()}
     work = session_root() / "grade"
+    work.mkdir(mode=0o711, exist_ok=True)   # passable, not listable: student ids stay unseen
+    os.chmod(work, 0o711)
     previous = _sigterm_as_interrupt()
     graphs_ready: dict[str, object] = {}
     skipped: dict[str, str] = {}
@@ -147,6 +149,7 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         tree = unpack(submission, area / "unpacked", grading.limits)
     except Refused as error:
         return _refused(student, folder, grading, str(error))
+    os.chmod(area / "unpacked", 0o700)     # the sources: not for other students' programs to read
     options = grading.build
     template = grading.matrix.command
     program_id = "submission@" + hashlib.sha256(json.dumps(
