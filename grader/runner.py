@@ -83,18 +83,22 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *, env
             os.chown(workdir, settings.uid, settings.gid)
         run_env = env if env is not None else sb.environment(settings, workdir, drop)
         stdout_file, stderr_file = top / "stdout.log", top / "stderr.log"
+        quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
         outcome = sb.launch(argv, workdir, stdout_file, stderr_file, timeout_s, settings,
-                            file_limit_bytes=file_limit_bytes, drop_user=drop, env=run_env, why_not_dropped=why)
+                            file_limit_bytes=file_limit_bytes, drop_user=drop, env=run_env, why_not_dropped=why,
+                            watch_quota=None if mounted or not settings.tmpfs else (workdir, quota))
         protections = outcome.protections
-        protections["tmpfs_quota_mb"] = (max(settings.temp_quota_mb << 20, 2 * file_limit_bytes) >> 20) if mounted else None
+        protections["tmpfs_quota_mb"] = (quota >> 20) if mounted else None
         if not mounted:
             protections["not_in_force"]["temp_quota"] = (quota_note or ("needs root" if not sb.is_root() else "off")) + \
-                "; only RLIMIT_FSIZE caps each file"
+                ("; the folder's size is polled every 0.25 s instead" if settings.tmpfs else "")
+        stopped = protections.get("quota_exceeded")
         size = stdout_file.stat().st_size if stdout_file.exists() else 0
         head = read_head(stdout_file, STDOUT_HEAD_BYTES)
         tail = read_tail(stdout_file, STDOUT_TAIL_BYTES) if size > STDOUT_HEAD_BYTES else ""
         yield RunResult(argv=argv, exit_code=outcome.exit_code, stdout_head=head,
-                        stderr_tail=outcome.launch_error or read_tail(stderr_file, STDERR_TAIL_BYTES),
+                        stderr_tail=outcome.launch_error or read_tail(stderr_file, STDERR_TAIL_BYTES)
+                        + (f"\n[grader: {stopped}]" if stopped else ""),
                         output_path=output_path, wall_s=outcome.wall_s, timeout_s=timeout_s,
                         stdout_bytes=size, launch_error=outcome.launch_error, stdout_tail=tail,
                         protections=protections, leftovers=outcome.leftovers)

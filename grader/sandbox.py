@@ -271,7 +271,7 @@ _counter = iter(range(1 << 62))
 
 def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path, timeout_s: float,
            sandbox: Sandbox, *, file_limit_bytes: int, drop_user: bool, env: dict,
-           why_not_dropped: str = "") -> Outcome:
+           why_not_dropped: str = "", watch_quota: tuple[Path, int] | None = None) -> Outcome:
     """Run argv in workdir under the sandbox; kill everything it started; say what held."""
     protections = {"user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
                    "env": "scrubbed" if env.get("HOME", "").startswith(str(workdir.parent)) else "inherited",
@@ -306,11 +306,15 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
             report = _read_status(read_end)
             started = report.get("exec_at", start)
             try:
-                code = process.wait(timeout=max(0.0, timeout_s - (time.monotonic() - started)))
+                code = _wait(process, started + timeout_s, watch_quota)
                 wall = time.monotonic() - started
             except subprocess.TimeoutExpired:
                 wall = time.monotonic() - started
                 code = None
+            except QuotaExceeded as exceeded:
+                wall = time.monotonic() - started
+                code = -signal.SIGKILL
+                protections["quota_exceeded"] = str(exceeded)
             except BaseException:
                 _kill_all(process, group, sandbox, drop_user)
                 raise
@@ -320,6 +324,39 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
     if code == 126 and "error" in report or code == 127 and "error" in report:
         return Outcome(None, wall, report["error"], _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
     return Outcome(code, wall, "", _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
+
+
+class QuotaExceeded(Exception):
+    """The run's folder outgrew its quota (watched where no tmpfs could be mounted)."""
+
+
+def _wait(process, deadline: float, watch_quota: tuple[Path, int] | None) -> int:
+    """Wait for the program; with watch_quota=(folder, bytes), measure the folder every 0.25 s
+    and stop the run when it passes the quota (the fallback where no tmpfs can be mounted)."""
+    if watch_quota is None:
+        return process.wait(timeout=max(0.0, deadline - time.monotonic()))
+    folder, quota = watch_quota
+    while True:
+        try:
+            return process.wait(timeout=max(0.0, min(0.25, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+        used = folder_bytes(folder)
+        if used > quota:
+            raise QuotaExceeded(f"temporary files passed {quota >> 20} MiB ({used >> 20} MiB): stopped")
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes allocated under folder (st_blocks: a sparse file counts what it uses)."""
+    total = 0
+    for root, dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
 
 
 def gpu_groups() -> list[int]:

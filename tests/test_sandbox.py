@@ -196,3 +196,14 @@ def test_without_tmpfs_or_cgroups_the_run_still_works_and_the_uid_sweep_kills_de
     time.sleep(0.1)
     assert not alive(grandchild) and result.leftovers >= 1
     assert "temp_quota" in result.protections["not_in_force"] and "cgroup" in result.protections["not_in_force"]
+
+
+def test_without_a_tmpfs_the_folder_size_is_polled_and_the_run_stopped(monkeypatch):
+    monkeypatch.setattr(sandbox, "is_root", lambda: False)     # as an ordinary user: no tmpfs
+    script = "i=0; while [ $i -lt 400 ]; do dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null; i=$((i+1)); done; echo done"
+    began = time.monotonic()
+    with run_program(lambda out: ["/bin/sh", "-c", script], 60, sandbox=Sandbox(user="never", temp_quota_mb=8),
+                     file_limit_bytes=1 << 20) as result:
+        assert "done" not in result.stdout_head
+    assert result.exit_code == -signal.SIGKILL and "temporary files passed 8 MiB" in result.stderr_tail
+    assert "polled" in result.protections["not_in_force"]["temp_quota"] and time.monotonic() - began < 30
