@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from sssp_common.graph import Graph
+from ..pinned import pinned_zeros
 from ..methods.classic import csr_cpu, csr_gpu, out_edges
 from ..timing import CpuTimer, GpuTimer
 from .matrix import HALF_INF, TILE, ApspResult, initial_matrix, padded, working_dtype
@@ -213,7 +214,6 @@ def _minplus_gpu(graph: Graph) -> ApspResult:
 
 def _sssp_all_gpu(graph: Graph) -> ApspResult:
     import cupy
-    import cupyx
 
     d = _unreached_rows(graph, cupy)
     relax = _kernel("apsp_batch_relax", d)
@@ -222,7 +222,7 @@ def _sssp_all_gpu(graph: Graph) -> ApspResult:
     batch = max(1, min(n, BATCH_PAIRS // max(1, n)))
     masks = [cupy.zeros(batch * n, dtype=np.uint8) for _ in range(2)]
     changed = cupy.zeros(1, dtype=np.int32)
-    changed_host = cupyx.zeros_pinned(1, dtype=np.int32)
+    changed_host = pinned_zeros(1, dtype=np.int32)
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     grid, block = (sms * 8,), (256,)
     timer = GpuTimer()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sssp_common.graph import Graph
+from ..pinned import pinned_zeros
 from ..timing import CpuTimer, GpuTimer
 from . import relax_cpu
 from .common import Result, Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
@@ -51,7 +52,6 @@ def run_cpu(graph: Graph, run: Run) -> Result:
 
 def run_gpu(graph: Graph, run: Run) -> Result:
     import cupy
-    import cupyx
 
     from .. import kernels
 
@@ -67,7 +67,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     distance[0] = 0
     spare = cupy.empty_like(distance) if run.sync == "outcore" else None
     changed = cupy.zeros(1, dtype=np.int32)
-    changed_host = cupyx.zeros_pinned(1, dtype=np.int32)
+    changed_host = pinned_zeros(1, dtype=np.int32)
     grid, block = (run.bcount,), (run.bsize,)
     timer = GpuTimer()
     rounds = 0

@@ -62,8 +62,11 @@ def csr_gpu(graph: Graph):
 
     src = cupy.asarray(graph.src)
     order = cupy.argsort(src)
-    row_ptr = cupy.zeros(graph.n + 1, dtype=np.int32)
-    cupy.cumsum(cupy.bincount(src, minlength=graph.n), out=row_ptr[1:])
+    # searchsorted over the sorted tails, not bincount: cupy.bincount imports cupyx (and
+    # SciPy), ~0.4 s of the run (BENCHMARKS.md, wall time)
+    tails = src[order]
+    row_ptr = cupy.searchsorted(tails, cupy.arange(graph.n + 1, dtype=tails.dtype)).astype(np.int32)
+    del src, tails
     adj = cupy.empty((graph.m, 2), dtype=np.int32)
     adj[:, 0] = cupy.asarray(graph.dst)[order]
     adj[:, 1] = cupy.asarray(graph.w)[order]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from sssp_common.graph import Graph
+from ..pinned import pinned_zeros
 from ..timing import CpuTimer, GpuTimer
 from .classic import ALL_ONES, PathResult, blocks_for, csr_cpu, csr_gpu, key_shift, one_per_head, out_edges
 from .common import Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
@@ -59,7 +60,6 @@ def run_cpu(graph: Graph, run: Run) -> PathResult:
 
 def run_gpu(graph: Graph, run: Run) -> PathResult:
     import cupy
-    import cupyx
 
     from .. import kernels
 
@@ -79,7 +79,7 @@ def run_gpu(graph: Graph, run: Run) -> PathResult:
     mask[0] = 1
     changed = cupy.zeros(1, dtype=np.int32)
     edges = cupy.zeros(1, dtype=np.uint64)
-    changed_host = cupyx.zeros_pinned(1, dtype=np.int32)
+    changed_host = pinned_zeros(1, dtype=np.int32)
     grid, block = (blocks_for(graph.n, run.bsize),), (run.bsize,)
     timer = GpuTimer()
     rounds = 0

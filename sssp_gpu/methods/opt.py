@@ -29,6 +29,7 @@ import numpy as np
 from sssp_common.graph import Graph
 from ..kernels import KERNEL_DIR
 from ..timing import CpuTimer, GpuTimer
+from .classic import csr_gpu
 from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 
 ROUNDS_PER_GRAPH = 8  # outcore: rounds per CUDA-graph launch between host checks
@@ -186,14 +187,7 @@ class _DeviceState:
         import cupy
 
         n = graph.n
-        src = cupy.asarray(graph.src)
-        order = cupy.argsort(src)
-        self.row_ptr = cupy.zeros(n + 1, dtype=np.int32)
-        cupy.cumsum(cupy.bincount(src, minlength=n), out=self.row_ptr[1:])
-        self.adj = cupy.empty((graph.m, 2), dtype=np.int32)  # int2 (head, weight)
-        self.adj[:, 0] = cupy.asarray(graph.dst)[order]
-        self.adj[:, 1] = cupy.asarray(graph.w)[order]
-        del src, order
+        self.row_ptr, self.adj = csr_gpu(graph)  # adj: int2 (head, weight) grouped by tail
         self.dist = cupy.full(n, dtype_inf(dtype), dtype=dtype)
         self.queues = [cupy.empty(max(n, 1), dtype=np.int32) for _ in range(4)]  # near0 near1 far0 far1
         self.chunks = cupy.empty((2 * (graph.m // CHUNK) + 2, 2), dtype=np.int32)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from sssp_common.graph import Graph
+from ..pinned import pinned_zeros
 from ..timing import CpuTimer, GpuTimer
 from . import relax_cpu
 from .common import Result, RoundHook, Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
@@ -52,7 +53,6 @@ def run_cpu(graph: Graph, run: Run, on_round: RoundHook = None) -> Result:
 
 def run_gpu(graph: Graph, run: Run, on_round: RoundHook = None) -> Result:
     import cupy
-    import cupyx
 
     from .. import kernels
 
@@ -76,7 +76,7 @@ def run_gpu(graph: Graph, run: Run, on_round: RoundHook = None) -> Result:
     warp_offset = cupy.zeros(run.warps + 1, dtype=np.int32)
     T = cupy.empty(max(graph.m, 1), dtype=np.int32)
     status = cupy.zeros(2, dtype=np.int32)  # [0] a distance changed, [1] |T|
-    status_host = cupyx.zeros_pinned(2, dtype=np.int32)
+    status_host = pinned_zeros(2, dtype=np.int32)
     grid, block = (run.bcount,), (run.bsize,)
     scan_block = (min(SCAN_THREADS, max(32, -(-run.warps // 32) * 32)),)
     filtering, computation = GpuTimer(), GpuTimer()

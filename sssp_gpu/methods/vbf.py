@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from sssp_common.graph import Graph
+from ..pinned import pinned_zeros
 from ..timing import CpuTimer, GpuTimer
 from .classic import blocks_for, csr_cpu, csr_gpu, out_edges
 from .common import Result, Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
@@ -94,7 +95,6 @@ def run_cpu(graph: Graph, run: Run) -> Result:
 
 def run_gpu(graph: Graph, run: Run) -> Result:
     import cupy
-    import cupyx
 
     from .. import kernels
 
@@ -113,7 +113,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     masks[0][0] = 1
     changed = cupy.zeros(1, dtype=np.int32)
     edges = cupy.zeros(1, dtype=np.uint64)
-    changed_host = cupyx.zeros_pinned(1, dtype=np.int32)
+    changed_host = pinned_zeros(1, dtype=np.int32)
     grid = (blocks_for(graph.n, run.bsize) if run.method == "vbf" else run.bcount,)
     block = (run.bsize,)
     timer = GpuTimer()
