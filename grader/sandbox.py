@@ -35,7 +35,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader import cgroups
+from grader import cgroups, reaper
 
 JAIL = Path(__file__).with_name("jail.py")
 DEFAULT_UID = 64123
@@ -316,11 +316,11 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
                 code = -signal.SIGKILL
                 protections["quota_exceeded"] = str(exceeded)
             except BaseException:
-                _kill_all(process, group, sandbox, drop_user)
+                reaper.kill_all(process, group, sandbox.uid if drop_user else None)
                 raise
     finally:
         os.close(read_end)
-    leftovers = _kill_all(process, group, sandbox, drop_user)
+    leftovers = reaper.kill_all(process, group, sandbox.uid if drop_user else None)
     if code == 126 and "error" in report or code == 127 and "error" in report:
         return Outcome(None, wall, report["error"], _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
     return Outcome(code, wall, "", _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
@@ -400,93 +400,6 @@ def _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped)
     if not protections["netns"] and "netns" not in failed:
         protections["not_in_force"]["netns"] = "needs root" if not is_root() else "off in the settings"
     return protections
-
-
-def _kill_all(process, group, sandbox: Sandbox, drop_user: bool) -> int:
-    """Process group, cgroup, then (dedicated uid, no cgroup) every process of the uid."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    killed: set[int] = set()
-    if group is not None:
-        killed = group.kill() - {process.pid}
-    elif drop_user:
-        killed = kill_uid(sandbox.uid)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    leftovers = len(killed)
-    if group is not None:
-        group.remove()
-        killed |= _orphans_of(group)
-    _reap(killed)
-    return leftovers
-
-
-def _orphans_of(group) -> set[int]:
-    """Zombies that came to us from the run's group (the middle of a double fork): ours to reap."""
-    names = [f"/{Path(path).name}" for path in group.paths]
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            if f"\nPPid:\t{os.getpid()}\n" not in status or "\nState:\tZ" not in status:
-                continue
-            cgroup = (entry / "cgroup").read_text()
-        except OSError:
-            continue
-        if any(name in cgroup for name in names):
-            found.add(int(entry.name))
-    return found
-
-
-def _reap(pids: set[int]) -> None:
-    """Collect the zombies of killed orphans that came to us (we are their subreaper)."""
-    deadline = time.monotonic() + 1.0
-    waiting = set(pids)
-    while waiting and time.monotonic() < deadline:
-        for pid in list(waiting):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:      # not ours (no subreaper): init reaps it
-                waiting.discard(pid)
-                continue
-            if done:
-                waiting.discard(pid)
-        if waiting:
-            time.sleep(0.01)
-
-
-def kill_uid(uid: int) -> set[int]:
-    """SIGKILL every process whose real uid is `uid` (a uid dedicated to this run)."""
-    killed: set[int] = set()
-    for _ in range(20):
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                for line in (entry / "status").read_text().splitlines():
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid:
-                            found.append(int(entry.name))
-                        break
-            except (OSError, ValueError):
-                continue
-        if not found:
-            return killed
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except OSError:
-                pass
-        time.sleep(0.01)
-    return killed
 
 
 def settings_dict(sandbox: Sandbox) -> dict:
