@@ -219,6 +219,18 @@ def test_archives_grade_by_name_and_refused_ones_score_zero(tmp_path, capsys):
 
 
 @needs_cc
+def test_an_old_makefile_without_the_compatibility_options_does_not_build(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert grade.run([submission(tmp_path / "subs", "old_makefile")], out=out, config=config(tmp_path),
+                     quiet=True, methods=["tpe"]) == 0
+    data = results(out, "old_makefile")
+    assert data["score"] == 0 and "did not produce an executable ./sssp" in data["tests"][0]["output"]
+    assert "/usr/local/cuda-8.0/bin/nvcc" in (out / "old_makefile" / "build.log").read_text()
+    assert read_rows(out / "runs.jsonl") == []
+    capsys.readouterr()
+
+
+@needs_cc
 def test_a_changed_submission_runs_again_and_an_unchanged_one_does_not(tmp_path, capsys):
     folder = submission(tmp_path / "subs", "spec_ok", "bob")
     out = tmp_path / "out"
