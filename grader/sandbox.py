@@ -63,7 +63,7 @@ class Sandbox:
     file_size_mb: int = 1024
     nproc: int = 1024
     nofile: int = 1024
-    cpu_s: int | None = None         # None: 4 x the timeout + 10 s
+    cpu_s: int | None = None         # None: the timeout x max(4, cores) + 10 s
     memory_mb: int = 16384           # cgroup memory limit (0: none)
     address_space_gb: int = 0        # RLIMIT_AS (0: none; at least 16 when set)
     extra_path: tuple[str, ...] = () # folders put before SAFE_PATH (e.g. the CUDA compiler's)
@@ -276,7 +276,8 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
     protections = {"user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
                    "env": "scrubbed" if env.get("HOME", "").startswith(str(workdir.parent)) else "inherited",
                    "not_in_force": {}}
-    cpu = sandbox.cpu_s if sandbox.cpu_s is not None else int(timeout_s * 4 + 10)
+    # a backstop behind the wall-clock timeout: every core busy for the whole timeout, and then some
+    cpu = sandbox.cpu_s if sandbox.cpu_s is not None else int(timeout_s * max(4, os.cpu_count() or 1) + 10)
     rlimits = {"FSIZE": int(file_limit_bytes), "NOFILE": sandbox.nofile, "CPU": int(cpu), "CORE": 0}
     if drop_user:
         rlimits["NPROC"] = sandbox.nproc     # per uid: only meaningful for a uid of its own
