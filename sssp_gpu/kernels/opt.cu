@@ -105,7 +105,7 @@ struct Local {
 template <typename D>
 __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long long edge, D du, D T,
                                            int next_round, int fcur, int lane, long long& edges,
-                                           const Local& local = Local()) {
+                                           const Local& local = Local(), bool read_first = false) {
     bool to_near = false, to_far = false, beyond = false, to_local = false;
     int v = 0;
     D nd = Limits<D>::inf;
@@ -116,7 +116,9 @@ __device__ __forceinline__ void relax_push(const Ctx<D>& c, bool active, long lo
         ++edges;
         // No plain read of dist[v] before the atomic: most relaxations of a frontier improve
         // their head, so the read would only add an L2 round trip (measured: BENCHMARKS.md).
-        const D old = atomicMin(&c.dist[v], nd);
+        // ... except in wide rounds of low-diameter graphs, where most heads are already
+        // settled: a plain read then spares most atomics (read_first).
+        const D old = (read_first && __ldcg(&c.dist[v]) <= nd) ? nd : atomicMin(&c.dist[v], nd);
         if (nd < old) {
             if (nd < T && local.q) {
                 to_local = true;
@@ -160,6 +162,7 @@ __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long S,
     // A small queue is spread over every warp (fewer vertices per warp, so each warp's
     // walk over its vertices' edges, the round's critical path, is short).
     const long long spread = (S + nwarps - 1) / nwarps;
+    const bool wide = !SHARED_QUEUE && S > 32 * nwarps;  // more vertices than threads
     const int per = spread >= 32 ? 32 : (int)max(1LL, spread);
     for (long long base = gwarp * per; base < S; base += nwarps * per) {
         const long long i = base + lane;
@@ -197,7 +200,7 @@ __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long S,
             const D odu = __shfl_sync(FULL_MASK, du, owner);
             const int obeg = __shfl_sync(FULL_MASK, beg, owner);
             const int oex = __shfl_sync(FULL_MASK, excl, owner);
-            relax_push(c, e < total, (long long)obeg + (e - oex), odu, T, r + 1, fcur, lane, edges, local);
+            relax_push(c, e < total, (long long)obeg + (e - oex), odu, T, r + 1, fcur, lane, edges, local, wide);
         }
     }
 }
