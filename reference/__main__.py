@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from sssp_common.errors import InputError
+from sssp_common.errors import InputError, run_cli
 from sssp_common.edgelist import write_distances
 
 from .solver import UNREACHABLE, compute
@@ -23,30 +23,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("graph", help="edge list (SNAP text or DIMACS .gr, optionally .gz)")
     parser.add_argument("-o", "--output", help="write <vertex>:<distance> lines here (INF if unreachable)")
     args = parser.parse_args(argv)
+    return run_cli("reference", lambda: _solve(args.graph, args.output), subject=lambda: args.graph)
+
+
+def _solve(graph: str, output: str | None) -> int:
     try:
-        result = compute(args.graph)
-        if args.output:
-            try:
-                write_output(args.output, result.dist)
-            except OSError as err:
-                raise InputError(args.output, f"cannot write: {err.strerror or err}") from None
-    except InputError as err:
-        print(f"reference: error: {err}", file=sys.stderr)
-        return 1
-    except ValueError as err:
-        print(f"reference: error: {args.graph}: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("reference: interrupted", file=sys.stderr)
-        return 130
+        result = compute(graph)
+    except ValueError as err:  # a negative cycle: the file is the problem
+        raise InputError(graph, str(err)) from None
+    if output:
+        try:
+            write_output(output, result.dist)
+        except OSError as err:
+            raise InputError(output, f"cannot write: {err.strerror or err}") from None
     dist = result.dist
     reachable = dist != UNREACHABLE
     furthest = int(dist[reachable].max()) if reachable.any() else 0
-    where = f" -> {args.output}" if args.output else ""
-    print(f"reference: {args.graph}: {dist.shape[0]:,} vertices, {int(reachable.sum()):,} reachable, "
+    where = f" -> {output}" if output else ""
+    print(f"reference: {graph}: {dist.shape[0]:,} vertices, {int(reachable.sum()):,} reachable, "
           f"max distance {furthest:,}, {result.seconds:.2f} s ({'cached' if result.cached else 'computed'}){where}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from sssp_common.errors import DeviceError, InputError, UsageError
+from sssp_common.errors import DeviceError, InputError, UsageError, run_cli
 from .methods.common import Run
 from .timing import Stages, process_start
 
@@ -110,25 +110,13 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
         stream = sys.stdout if argv else sys.stderr
         print(USAGE, file=stream)
         return 0 if argv else 2
-    try:
-        invocation = parse(argv)
-    except UsageError as err:
-        print(f"sssp: error: {err}\n\n{USAGE}", file=sys.stderr)
-        return 2
-    try:
-        return _execute(invocation, Stages(started))
-    except InputError as err:
-        print(f"sssp: error: {err}", file=sys.stderr)
-        return 1
-    except MemoryError:
-        print(f"sssp: error: {invocation.input}: out of memory", file=sys.stderr)
-        return 1
-    except DeviceError as err:
-        print(f"sssp: device error: {err}", file=sys.stderr)
-        return 3
-    except KeyboardInterrupt:
-        print("sssp: interrupted", file=sys.stderr)
-        return 130
+    parsed: list[Invocation] = []
+
+    def parse_and_execute() -> int:
+        parsed.append(parse(argv))
+        return _execute(parsed[0], Stages(started))
+
+    return run_cli("sssp", parse_and_execute, usage=USAGE, subject=lambda: parsed[0].input if parsed else None)
 
 
 def _execute(invocation: Invocation, stages: Stages) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from sssp_common.errors import DeviceError, InputError, UsageError
+from sssp_common.errors import DeviceError, InputError, UsageError, run_cli
 from .memory import ensure_fits
 from .methods import METHODS
 
@@ -63,22 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or any(token.lstrip("-") in ("h", "help") for token in argv):
         print(USAGE, file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
-    try:
-        source, output, method = parse(argv)
-    except UsageError as err:
-        print(f"apsp: error: {err}\n\n{USAGE}", file=sys.stderr)
-        return 2
-    try:
-        return _execute(source, output, method)
-    except InputError as err:
-        print(f"apsp: error: {err}", file=sys.stderr)
-        return 1
-    except DeviceError as err:
-        print(f"apsp: device error: {err}", file=sys.stderr)
-        return 3
-    except KeyboardInterrupt:
-        print("apsp: interrupted", file=sys.stderr)
-        return 130
+    return run_cli("apsp", lambda: _execute(*parse(argv)), usage=USAGE, subject=lambda: parse(argv)[0])
 
 
 def _execute(source: str, output: str, method: str) -> int:
