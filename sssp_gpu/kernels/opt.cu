@@ -8,9 +8,8 @@
 //                     by a grid barrier (a monotonic counter); every thread keeps the
 //                     state (round, threshold, far pile in use) in registers, each
 //                     deciding identically from counters read after the barrier.
-//   opt_expand_k / opt_after_expand_k / opt_split_k : one launch per phase (kernel
-//                     boundaries are the barriers; the state lives in ctrl and is
-//                     advanced by the last block to finish), replayed from a CUDA graph.
+//   opt_expand_k / opt_after_expand_k / opt_split_k : one launch per phase (kernel boundaries
+//                     are the barriers; the state lives in ctrl, advanced by the last block).
 //
 // Queues: near[2] (the frontier of this round and of the next), far[2] (the far pile and
 // the one a split writes), chunks (hub work of this round). Each vertex is at most once in
