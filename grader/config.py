@@ -27,6 +27,31 @@ class ConfigError(Exception):
     """A sweep file that cannot be run as written; the message names the file and key."""
 
 
+def read_toml(path: Path, error_class: type[Exception] = ConfigError, what: str = "sweep config") -> dict:
+    """The TOML file at ``path`` as a dict; a missing, unreadable or malformed file is one
+    ``error_class`` line naming the file (``what``: the kind of file, for "no such ...")."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error_class(f"{path}: no such {what}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise error_class(f"{path}: cannot read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise error_class(f"{path}: not valid TOML: {error}") from None
+
+
+def check_keys(table: dict, known, where: str = "", error_class: type[Exception] = ConfigError,
+               path: Path | None = None) -> None:
+    """Stops at any key of ``table`` outside ``known``, naming each as WHERE.KEY (a typo would
+    otherwise quietly mean the default); ``path``, when given, leads the message."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        prefix = f"{where}." if where else ""
+        lead = f"{path}: " if path is not None else ""
+        raise error_class(f"{lead}unknown key(s) {', '.join(prefix + key for key in unknown)} "
+                          f"(known: {', '.join(sorted(known))})")
+
+
 @dataclass(frozen=True)
 class MethodSpec:
     """One method of the matrix: the word the program gets and the spec's pairings."""
@@ -94,15 +119,7 @@ def parse_scale(value, where: str = "scale") -> str | float:
     """'ci', 'full' or a positive fraction of the full size (a number or a numeric string)."""
     if isinstance(value, str) and value.strip().lower() in ("ci", "full"):
         return value.strip().lower()
-    if isinstance(value, bool):
-        raise ConfigError(f"{where}: must be 'ci', 'full' or a positive number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: must be 'ci', 'full' or a positive number, got {value!r}") from None
-    if not number > 0:
-        raise ConfigError(f"{where}: must be 'ci', 'full' or a positive number, got {value!r}")
-    return number
+    return _positive(value, where, "'ci', 'full' or a positive number")
 
 
 def template_fields(template: str) -> set[str]:
@@ -131,14 +148,7 @@ def load_config(path: Path | str, *, scale=None, program=None, graphs=None, meth
                 reps=None, timeout=None) -> SweepConfig:
     """Read a sweep TOML; the keyword arguments are command-line overrides (None: keep the file's)."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such sweep config") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read: {error}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    raw = read_toml(path)
     try:
         config = _from_table(path, raw)
         return apply_overrides(config, scale=scale, program=program, graphs=graphs, methods=methods,
@@ -183,9 +193,7 @@ def _split_list(value) -> list[str]:
 
 
 def _from_table(path: Path, raw: dict) -> SweepConfig:
-    unknown = sorted(set(raw) - TOP_KEYS)
-    if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(TOP_KEYS))})")
+    check_keys(raw, TOP_KEYS)
     name = raw.get("name", path.stem)
     if not isinstance(name, str) or not name.strip() or "/" in name:
         raise ConfigError(f"key 'name': must be a non-empty string without '/', got {name!r}")
@@ -196,9 +204,7 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
     program = raw.get("program", {})
     if not isinstance(program, dict):
         raise ConfigError("key 'program': must be a table ([program])")
-    bad = sorted(set(program) - PROGRAM_KEYS)
-    if bad:
-        raise ConfigError(f"unknown key(s) program.{', program.'.join(bad)} (known: {', '.join(sorted(PROGRAM_KEYS))})")
+    check_keys(program, PROGRAM_KEYS, "program")
     label = program.get("label", "project")
     if not isinstance(label, str) or not label.strip():
         raise ConfigError("key 'program.label': must be a non-empty string")
@@ -229,9 +235,7 @@ def _executor(table) -> dict:
     """[executor]: kind = "local" | "dask", workers = N, scheduler = "tcp://HOST:8786"."""
     if not isinstance(table, dict):
         raise ConfigError("key 'executor': must be a table ([executor])")
-    bad = sorted(set(table) - EXECUTOR_KEYS)
-    if bad:
-        raise ConfigError(f"unknown key(s) executor.{', executor.'.join(bad)} (known: {', '.join(sorted(EXECUTOR_KEYS))})")
+    check_keys(table, EXECUTOR_KEYS, "executor")
     kind = table.get("kind", "local")
     if kind not in ("local", "dask"):
         raise ConfigError(f"key 'executor.kind': must be 'local' or 'dask', got {kind!r}")
@@ -281,9 +285,7 @@ def _methods(value) -> tuple[MethodSpec, ...]:
         where = f"methods.{name}"
         if not isinstance(table, dict):
             raise ConfigError(f"key '{where}': must be a table")
-        bad = sorted(set(table) - METHOD_KEYS)
-        if bad:
-            raise ConfigError(f"unknown key(s) {where}.{', '.join(bad)} (known: {', '.join(sorted(METHOD_KEYS))})")
+        check_keys(table, METHOD_KEYS, where)
         base = KNOWN_METHODS.get(name, MethodSpec(name, name, "no", ORDERINGS, SYNCS))
         run_as = table.get("run_as", base.run_as)
         usesmem = table.get("usesmem", base.usesmem)
@@ -298,16 +300,23 @@ def _methods(value) -> tuple[MethodSpec, ...]:
     return tuple(specs)
 
 
-def _positive_int(value, where) -> int:
+def _positive(value, where: str, expected: str, convert=float):
+    """``value`` (a number or a numeric string) as a positive ``convert`` (float or int: then a
+    whole number); else "WHERE: must be EXPECTED, got VALUE". True/False are not numbers here."""
+    bad = ConfigError(f"{where}: must be {expected}, got {value!r}")
     if isinstance(value, bool):
-        raise ConfigError(f"{where}: must be a positive integer, got {value!r}")
+        raise bad
     try:
-        number = int(value)
+        number = convert(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"{where}: must be a positive integer, got {value!r}") from None
-    if number < 1 or (isinstance(value, float) and value != number):
-        raise ConfigError(f"{where}: must be a positive integer, got {value!r}")
+        raise bad from None
+    if not number > 0 or (isinstance(value, float) and value != number):
+        raise bad
     return number
+
+
+def _positive_int(value, where) -> int:
+    return _positive(value, where, "a positive integer", int)
 
 
 def _count(value, where) -> int:
@@ -318,15 +327,7 @@ def _count(value, where) -> int:
 
 
 def _positive_number(value, where) -> float:
-    if isinstance(value, bool):
-        raise ConfigError(f"{where}: must be a positive number of seconds, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: must be a positive number of seconds, got {value!r}") from None
-    if not number > 0:
-        raise ConfigError(f"{where}: must be a positive number of seconds, got {value!r}")
-    return number
+    return _positive(value, where, "a positive number of seconds")
 
 
 def _path_list(value, base: Path, key) -> list[Path]:

@@ -6,12 +6,12 @@ are generated once per (name, scale, seed, generator version) and cached as text
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from sssp_common.edgelist import write_edge_list
 from grader import synth
+from grader.config import check_keys, read_toml
 from sssp_common.files import REPO_ROOT, cache_dir
 
 CATALOGUE = REPO_ROOT / "configs" / "graphs.toml"
@@ -47,19 +47,11 @@ class Dataset:
 def load_catalogue(path=None) -> dict[str, Dataset]:
     """Every catalogue entry by name; a malformed catalogue is a DatasetError naming the entry."""
     path = Path(path) if path is not None else CATALOGUE
-    try:
-        with open(path, "rb") as stream:
-            raw = tomllib.load(stream)
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such catalogue file") from None
-    except tomllib.TOMLDecodeError as err:
-        raise DatasetError(f"{path}: not valid TOML: {err}") from None
+    raw = read_toml(path, DatasetError, "catalogue file")
     known = set(Dataset.__dataclass_fields__) - {"name"}
     catalogue = {}
     for name, table in raw.get("graphs", {}).items():
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise DatasetError(f"{path}: graphs.{name}: unknown keys {', '.join(unknown)}")
+        check_keys(table, known, f"graphs.{name}", DatasetError, path)
         entry = Dataset(name=name, **table)
         if entry.kind not in KINDS:
             raise DatasetError(f"{path}: graphs.{name}: kind must be one of {', '.join(KINDS)}, not {entry.kind!r}")

@@ -4,12 +4,11 @@ key stops with the file and key named."""
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from grader.build import BuildOptions
-from grader.config import ConfigError, SweepConfig, _from_table, apply_overrides
+from grader.config import ConfigError, SweepConfig, _from_table, apply_overrides, check_keys, read_toml
 from grader.rubric import Rubric, RubricError, load_rubric
 from grader.sandbox import Sandbox
 from grader.submission import Limits
@@ -46,12 +45,7 @@ class GradeRun:
 
 def load_grading(path: Path | str, *, nvcc=None, arch=None, **overrides) -> Grading:
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such grading config") from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    raw = read_toml(path, ConfigError, "grading config")
     grading = raw.pop("grading", {})
     try:
         matrix = apply_overrides(_from_table(path, raw), **overrides)
@@ -59,10 +53,7 @@ def load_grading(path: Path | str, *, nvcc=None, arch=None, **overrides) -> Grad
         raise ConfigError(f"{path}: {error}") from None
     if not isinstance(grading, dict):
         raise ConfigError(f"{path}: [grading] must be a table")
-    unknown = sorted(set(grading) - GRADING_KEYS)
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) grading.{', grading.'.join(unknown)} "
-                          f"(known: {', '.join(sorted(GRADING_KEYS))})")
+    check_keys(grading, GRADING_KEYS, "grading", path=path)
     rubric_path = path.parent / grading.get("rubric", "rubric.toml")
     try:
         rubric = load_rubric(rubric_path)
@@ -88,10 +79,7 @@ def _number(table: dict, key: str, default, path: Path) -> float:
 def _sandbox(table, path: Path) -> Sandbox:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [grading.sandbox] must be a table")
-    unknown = sorted(set(table) - SANDBOX_KEYS)
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) grading.sandbox.{', '.join(unknown)} "
-                          f"(known: {', '.join(sorted(SANDBOX_KEYS))})")
+    check_keys(table, SANDBOX_KEYS, "grading.sandbox", path=path)
     values = dict(table)
     if "pass_env" in values:
         if not isinstance(values["pass_env"], list) or not all(isinstance(v, str) for v in values["pass_env"]):

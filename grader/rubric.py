@@ -6,9 +6,10 @@ Pure: build facts and run records in, a list of tests out.
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.config import check_keys, read_toml
 
 PARTIAL = ("fraction", "all")
 VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
@@ -39,16 +40,9 @@ class Rubric:
 
 def load_rubric(path: Path | str) -> Rubric:
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RubricError(f"{path}: no such rubric") from None
-    except tomllib.TOMLDecodeError as error:
-        raise RubricError(f"{path}: not valid TOML: {error}") from None
-    known = {"build", "clean", "correctness", "output_format", "stdout_format", "visibility"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise RubricError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    raw = read_toml(path, RubricError, "rubric")
+    check_keys(raw, {"build", "clean", "correctness", "output_format", "stdout_format", "visibility"},
+               error_class=RubricError, path=path)
 
     def table(name) -> dict:
         value = raw.get(name, {})

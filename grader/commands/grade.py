@@ -21,9 +21,9 @@ from grader import gradebook
 from grader.build import build
 from grader.cells import expand, graph_label
 from grader.cellrun import run_cell
-from grader.commands.sweep import GraphUnavailable, add_matrix_arguments, prepare_graph
+from grader.commands.sweep import GraphUnavailable, add_matrix_arguments, prepare_graph, sigterm_as_interrupt
 from grader.config import ConfigError
-from grader.executors import ExecutorUnavailable, open_executor
+from grader.executors import open_pool_or_say
 from grader.executors.celltask import failure_row, run_task, tasks_for
 from grader.grading import GradeRun, load_grading
 from grader.identity import tree_digest
@@ -83,19 +83,17 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
         return 2
     os.chmod(out / "runs.jsonl", 0o600)
     matrix = grading.matrix
-    try:
-        pool = open_executor(executor or matrix.executor, run_task, workers=workers or matrix.workers,
-                             scheduler=scheduler or matrix.scheduler)
-    except ExecutorUnavailable as error:
+    pool = open_pool_or_say(run_task, matrix, executor=executor, workers=workers, scheduler=scheduler,
+                            command="grader grade", err=err)
+    if pool is None:
         store.close()
-        print(f"grader grade: {error}", file=err)
         return 2
     cache_dir = Path(cache_dir) if cache_dir else matrix.cache_dir
     provenance = {"machine": machine(), "commit": project_commit()}
     work = session_root() / "grade"
     work.mkdir(mode=0o711, exist_ok=True)   # passable, not listable: student ids stay unseen
     os.chmod(work, 0o711)
-    previous = _sigterm_as_interrupt()
+    previous = sigterm_as_interrupt()
     graphs_ready: dict[str, object] = {}
     skipped: dict[str, str] = {}
     summary = {}
@@ -236,13 +234,3 @@ def _remove(path: Path) -> None:
     except OSError:
         pass
     shutil.rmtree(path, ignore_errors=True)
-
-
-def _sigterm_as_interrupt():
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-    try:
-        return signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:
-        return None
-

@@ -20,7 +20,7 @@ from grader.cells import PROJECT_SSSP, Cell, expand, graph_label, looks_like_pat
 from grader import cellrun, inputs
 from grader.identity import template_identity
 from grader.config import ConfigError, SweepConfig, load_config, template_fields
-from grader.executors import EXECUTORS, ExecutorUnavailable, open_executor
+from grader.executors import EXECUTORS, open_pool_or_say
 from grader.executors.celltask import failure_row, make_tasks, run_task
 from grader.progress import Progress, format_duration
 from grader.sandbox import shared_inputs
@@ -134,18 +134,16 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     except ResultsLocked as error:
         print(f"grader sweep: {error}", file=err)
         return 2
-    try:
-        pool = open_executor(executor or sweep.executor, run_task, workers=workers or sweep.workers,
-                             scheduler=scheduler or sweep.scheduler)
-    except ExecutorUnavailable as error:
+    pool = open_pool_or_say(run_task, sweep, executor=executor, workers=workers, scheduler=scheduler,
+                            command="grader sweep", err=err)
+    if pool is None:
         store.close()
-        print(f"grader sweep: {error}", file=err)
         return 2
     if not quiet:
         print(f"sweep {sweep.name!r}: {len(cells)} cells, {len(todo)} to run "
               f"({len(cells) - len(todo)} already in {results_path}); scale {sweep.scale}; {pool.describe()}", file=err)
     progress = Progress(len(todo), unit="cells", label="", stream=err, quiet=quiet)
-    previous_sigterm = _sigterm_as_interrupt()
+    previous_sigterm = sigterm_as_interrupt()
     pending: dict = {}            # run id -> its task, until its row is written
     recorded: set[str] = set()    # run ids written in this session: a cell is never written twice
 
@@ -205,7 +203,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err)
 
 
-def _sigterm_as_interrupt():
+def sigterm_as_interrupt():
     """A batch system's SIGTERM stops the sweep as Ctrl-C does (program killed, rows kept);
     returns the handler to restore, None where signals cannot be set (not the main thread)."""
     def interrupt(signum, frame):

@@ -19,8 +19,8 @@ from grader.executors.outcome import Outcome
 EXECUTORS = ("local", "dask")
 CPU_WORKER_LIMIT = 2    # more CPU workers than that share the cores and spoil the timings
 
-__all__ = ["EXECUTORS", "ExecutorUnavailable", "Outcome", "open_executor", "visible_gpus",
-           "import_distributed"]
+__all__ = ["EXECUTORS", "ExecutorUnavailable", "Outcome", "open_executor", "open_pool_or_say",
+           "visible_gpus", "import_distributed"]
 
 
 def visible_gpus(environ: Mapping[str, str] | None = None, probe: Callable[[], list[str]] | None = None) -> list[str]:
@@ -84,3 +84,15 @@ def open_executor(kind: str, fn: Callable, *, workers: int | None = None, schedu
     if len(slots) == 1:
         return InlineExecutor(fn, gpu=slots[0][1])
     return LocalExecutor(fn, slots)
+
+
+def open_pool_or_say(fn: Callable, settings, *, executor=None, workers=None, scheduler=None, command: str, err):
+    """open_executor with the command line's choices (None: not given) over the config's
+    (``settings``: anything with executor, workers and scheduler); None, after one line
+    "COMMAND: why" on ``err``, when the choice cannot work here."""
+    try:
+        return open_executor(executor or settings.executor, fn, workers=workers or settings.workers,
+                             scheduler=scheduler or settings.scheduler)
+    except ExecutorUnavailable as error:
+        print(f"{command}: {error}", file=err)
+        return None
