@@ -311,44 +311,43 @@ def _first_data_columns(source: _Source, comment: str) -> int | None:
 
 def _careful_snap(source: _Source):
     """Line-by-line parse: accepts mixed 2/3 columns, names the first bad line."""
-    path = source.path
+    def edge(tokens: list[str], number: int):
+        if not tokens or tokens[0].startswith("#"):
+            return None
+        if len(tokens) < 2:
+            raise InputError(source.path, f"an edge needs two vertex ids, found {len(tokens)} token", number)
+        return tokens[:3]
+    return _careful(source, edge)
+
+
+def _careful_dimacs(source: _Source):
+    def edge(tokens: list[str], number: int):
+        if not tokens or tokens[0] in ("c", "p"):
+            return None
+        if tokens[0] != "a" or len(tokens) != 4:
+            raise InputError(source.path, "expected an arc line 'a u v w'", number)
+        return tokens[1:]
+    return _careful(source, edge)
+
+
+def _careful(source: _Source, edge):
+    """The edges of a file read line by line, to name the first bad line: ``edge(tokens, line
+    number)`` picks a line's tail, head and (optional, default 1) weight tokens, None for a
+    line that holds no edge, or raises InputError."""
     src, dst, w, lines = [], [], [], []
     with source.open_text() as stream:
         for number, line in enumerate(stream, start=1):
-            tokens = line.split()
-            if not tokens or tokens[0].startswith("#"):
+            fields = edge(line.split(), number)
+            if fields is None:
                 continue
-            if len(tokens) < 2:
-                raise InputError(path, f"an edge needs two vertex ids, found {len(tokens)} token", number)
-            fields = tokens[:3]
             for token in fields:
                 if not _INTEGER.match(token):
-                    raise InputError(path, f"not an integer: {token!r}", number)
+                    raise InputError(source.path, f"not an integer: {token!r}", number)
             src.append(int(fields[0]))
             dst.append(int(fields[1]))
             w.append(int(fields[2]) if len(fields) > 2 else 1)
             lines.append(number)
-    return _as_int64(path, src, dst, w, lines)
-
-
-def _careful_dimacs(source: _Source):
-    path = source.path
-    src, dst, w, lines = [], [], [], []
-    with source.open_text() as stream:
-        for number, line in enumerate(stream, start=1):
-            tokens = line.split()
-            if not tokens or tokens[0] in ("c", "p"):
-                continue
-            if tokens[0] != "a" or len(tokens) != 4:
-                raise InputError(path, "expected an arc line 'a u v w'", number)
-            for token in tokens[1:]:
-                if not _INTEGER.match(token):
-                    raise InputError(path, f"not an integer: {token!r}", number)
-            src.append(int(tokens[1]))
-            dst.append(int(tokens[2]))
-            w.append(int(tokens[3]))
-            lines.append(number)
-    return _as_int64(path, src, dst, w, lines)
+    return _as_int64(source.path, src, dst, w, lines)
 
 
 def _as_int64(path, src, dst, w, lines):

@@ -46,6 +46,14 @@ def host_available() -> int | None:
     return min(limits) if limits else None
 
 
+def gpu_free() -> int:
+    """Bytes free on the current GPU, once CuPy's pool has given back the blocks it only caches."""
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+    return int(cupy.cuda.runtime.memGetInfo()[0])
+
+
 def _read_kib(path: str, key: str) -> int | None:
     try:
         with open(path) as stream:
@@ -57,7 +65,7 @@ def _read_kib(path: str, key: str) -> int | None:
     return None
 
 
-def _gib(value: int) -> str:
+def gib(value: int) -> str:
     return f"{value / 2**30:.1f} GiB"
 
 
@@ -67,13 +75,11 @@ def ensure_fits(path, graph: Graph, run: Run, device: Device) -> None:
     need = host_bytes(graph, run, device)
     have = host_available()
     if have is not None and need > have:
-        raise InputError(path, f"{what} need about {_gib(need)} of memory for {run.label}; "
-                               f"{_gib(have)} is available")
+        raise InputError(path, f"{what} need about {gib(need)} of memory for {run.label}; "
+                               f"{gib(have)} is available")
     if device.is_gpu:
-        import cupy
-
-        free = int(cupy.cuda.runtime.memGetInfo()[0])
+        free = gpu_free()
         need = gpu_bytes(graph, run)
         if need > free:
-            raise InputError(path, f"{what} need about {_gib(need)} of GPU memory for {run.label}; "
-                                   f"{_gib(free)} is free on {device.name}")
+            raise InputError(path, f"{what} need about {gib(need)} of GPU memory for {run.label}; "
+                                   f"{gib(free)} is free on {device.name}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from sssp_common.errors import InputError
 from sssp_common.graph import Graph
+from ..memory import gib, gpu_free, host_available
 from .matrix import padded, working_dtype
 
 SLACK = 512 << 20  # CSR, masks, row blocks being converted, allocator rounding
@@ -17,23 +18,8 @@ def needed_bytes(graph: Graph, method: str, on_gpu: bool) -> int:
 
 
 def available_bytes(on_gpu: bool) -> int | None:
-    if on_gpu:
-        import cupy
-
-        cupy.get_default_memory_pool().free_all_blocks()
-        return int(cupy.cuda.runtime.memGetInfo()[0])
-    try:
-        with open("/proc/meminfo") as stream:
-            for line in stream:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def gib(value: int) -> str:
-    return f"{value / 2**30:.1f} GiB"
+    """Free GPU memory, or what the host can still give this process (None: unknown)."""
+    return gpu_free() if on_gpu else host_available()
 
 
 def ensure_fits(source: str, graph: Graph, method: str, on_gpu: bool) -> None:

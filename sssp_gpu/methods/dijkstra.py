@@ -18,6 +18,7 @@ from sssp_common.graph import Graph
 from ..timing import CpuTimer, GpuTimer
 from .classic import PathResult, blocks_for, csr_cpu, csr_gpu, key_shift
 from .common import Run, distance_dtype, dtype_inf, to_result_dist
+from .host_loops import replay_until
 
 MAX_VERTICES = 200_000
 STEPS_PER_GRAPH = 64
@@ -94,24 +95,16 @@ def run_gpu(graph: Graph, run: Run) -> PathResult:
     ctrl = cupy.zeros(2, dtype=np.int32)
     blocks = _blocks(graph, run.bsize)
     args = (np.int32(graph.n), shift, row_ptr, adj, key, dist, pred, best, arrived, ctrl)
-    stream = cupy.cuda.Stream(non_blocking=False)
-    cupy.cuda.Device().synchronize()
     timer = GpuTimer()
-    launches = 0
-    with stream:
-        stream.begin_capture()
+
+    def steps():
         for _ in range(STEPS_PER_GRAPH):
             step((blocks,), (run.bsize,), args)
-        graph_exec = stream.end_capture()
-        state = np.zeros(2, dtype=np.int32)
-        while True:
-            with timer.region():
-                graph_exec.launch(stream)
-            launches += 1
-            ctrl.get(out=state, stream=stream)
-            stream.synchronize()
-            if state[CTRL_DONE] or launches * STEPS_PER_GRAPH > graph.n + STEPS_PER_GRAPH:
-                break
+
+    def done(state, replays) -> bool:   # the guard: more steps than vertices, plus one graph's worth
+        return bool(state[CTRL_DONE]) or replays * STEPS_PER_GRAPH > graph.n + STEPS_PER_GRAPH
+
+    state = replay_until(steps, ctrl, done, timer)
     if not state[CTRL_DONE]:
         raise RuntimeError("dijkstra did not finish (step guard hit): this is a bug")
     settled = int(state[CTRL_SETTLED])

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from sssp_common.graph import Graph
-from ..pinned import pinned_zeros
-from ..timing import CpuTimer, GpuTimer
+from ..timing import CpuTimer
 from .classic import ALL_ONES, PathResult, blocks_for, csr_cpu, csr_gpu, key_shift, one_per_head, out_edges
 from .common import Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
+from .host_loops import FlagRounds
 
 
 def _launch(graph: Graph, run: Run) -> str:
@@ -77,20 +77,13 @@ def run_gpu(graph: Graph, run: Run) -> PathResult:
     pred = cupy.full(graph.n, -1, dtype=np.int32)
     mask = cupy.zeros(graph.n, dtype=np.uint8)
     mask[0] = 1
-    changed = cupy.zeros(1, dtype=np.int32)
-    edges = cupy.zeros(1, dtype=np.uint64)
-    changed_host = pinned_zeros(1, dtype=np.int32)
     grid, block = (blocks_for(graph.n, run.bsize),), (run.bsize,)
-    timer = GpuTimer()
-    rounds = 0
-    for _ in range(max_rounds(graph)):
-        rounds += 1
-        changed.fill(0)
-        with timer.region():
-            relax(grid, block, (n, row_ptr, adj, cost, updating, mask, shift, edges))
-            commit(grid, block, (n, cost, updating, pred, mask, changed, shift))
-        changed.get(out=changed_host)
-        if not changed_host[0]:
-            break
-    return PathResult(to_result_dist(cost.get()), timer.total_ms(), 0.0, rounds, int(edges.get()[0]), 0,
+    loop = FlagRounds(graph)
+
+    def one_round():
+        relax(grid, block, (n, row_ptr, adj, cost, updating, mask, shift, loop.edges))
+        commit(grid, block, (n, cost, updating, pred, mask, loop.changed, shift))
+
+    loop.run(one_round)
+    return PathResult(to_result_dist(cost.get()), loop.timer.total_ms(), 0.0, loop.rounds, loop.relaxed(), 0,
                       _launch(graph, run), [], pred=pred.get().astype(np.int64))

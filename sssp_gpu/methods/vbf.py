@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from sssp_common.graph import Graph
-from ..pinned import pinned_zeros
-from ..timing import CpuTimer, GpuTimer
+from ..timing import CpuTimer
 from .classic import blocks_for, csr_cpu, csr_gpu, out_edges
 from .common import Result, Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
+from .host_loops import FlagRounds
 
 
 def _threads(graph: Graph, run: Run) -> int:
@@ -111,28 +111,21 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     cur = dist.copy() if outcore else dist
     masks = [cupy.zeros(graph.n, dtype=np.uint8), cupy.zeros(graph.n, dtype=np.uint8)]
     masks[0][0] = 1
-    changed = cupy.zeros(1, dtype=np.int32)
-    edges = cupy.zeros(1, dtype=np.uint64)
-    changed_host = pinned_zeros(1, dtype=np.int32)
     grid = (blocks_for(graph.n, run.bsize) if run.method == "vbf" else run.bcount,)
     block = (run.bsize,)
-    timer = GpuTimer()
-    rounds = 0
-    for _ in range(max_rounds(graph)):
-        rounds += 1
-        changed.fill(0)
-        with timer.region():
-            if flag:
-                relax(grid, block, (n, row_ptr, adj, dist, cur, masks[0], masks[1], changed, edges))
-                if outcore:
-                    forward(grid, block, (n, masks[1], cur, dist))
-            else:
-                relax(grid, block, (n, row_ptr, adj, dist, cur, changed, edges))
-                if outcore:
-                    cupy.copyto(dist, cur)
-        masks.reverse()
-        changed.get(out=changed_host)
-        if not changed_host[0]:
-            break
-    return Result(to_result_dist(dist.get()), timer.total_ms(), 0.0, rounds, int(edges.get()[0]), 0,
+    loop = FlagRounds(graph)
+
+    def one_round():
+        if flag:
+            relax(grid, block, (n, row_ptr, adj, dist, cur, masks[0], masks[1], loop.changed, loop.edges))
+            if outcore:
+                forward(grid, block, (n, masks[1], cur, dist))
+            masks.reverse()   # this round's next mask is the next round's mask
+        else:
+            relax(grid, block, (n, row_ptr, adj, dist, cur, loop.changed, loop.edges))
+            if outcore:
+                cupy.copyto(dist, cur)
+
+    loop.run(one_round)
+    return Result(to_result_dist(dist.get()), loop.timer.total_ms(), 0.0, loop.rounds, loop.relaxed(), 0,
                   _launch(graph, run), [])
