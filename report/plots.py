@@ -70,6 +70,15 @@ def png_bytes(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _plot(figure: Figure, kind: str, graph: str, title: str, caption: str, missing=(), why: str = "",
+          sep: str = ", ") -> Plot:
+    """The drawn figure as the Plot "KIND-GRAPH"; the caption ends with what it could not show
+    (``missing``, introduced by ``why``), so a reader never mistakes a gap for a result."""
+    if missing:
+        caption += f" {why}: {sep.join(missing)}."
+    return Plot(f"{kind}-{slug(graph)}", title, caption, graph, png_bytes(figure))
+
+
 def _series(frame, graph, variant, ordering, value="computation_ms"):
     """(x positions, medians, lower errors, upper errors, labels of unclean configs)."""
     grid = cell_grid(frame, graph, variant, ordering, value)
@@ -125,11 +134,9 @@ def config_plot(frame, graph: str) -> Plot | None:
     if not drawn:
         return None
     figure.suptitle(f"{graph}: computation time per configuration (median, bars = min–max)", fontsize=11)
-    caption = f"Computation time per block configuration on {graph}; median over repetitions, error bars min–max."
-    if skipped:
-        caption += " Not drawn (runs failed): " + ", ".join(skipped) + "."
-    return Plot(f"configs-{slug(graph)}", f"Time across configurations on {graph}", caption, graph,
-                png_bytes(figure))
+    return _plot(figure, "configs", graph, f"Time across configurations on {graph}",
+                 f"Computation time per block configuration on {graph}; median over repetitions, error bars "
+                 "min–max.", skipped, "Not drawn (runs failed)")
 
 
 def tpe_stages_plot(frame, graph: str) -> Plot | None:
@@ -171,11 +178,9 @@ def tpe_stages_plot(frame, graph: str) -> Plot | None:
     axis.grid(True, axis="y", alpha=0.3)
     axis.set_ylim(0, axis.get_ylim()[1] * 1.3)
     axis.legend(fontsize=8, ncol=2, loc="upper left")
-    caption = f"tpe on {graph}: computation (solid) and filtering (hatched) stage times stacked, median in ms."
-    if skipped:
-        caption += " Failed: " + ", ".join(skipped) + "."
-    return Plot(f"tpe-stages-{slug(graph)}", f"tpe computation vs filtering on {graph}", caption, graph,
-                png_bytes(figure))
+    return _plot(figure, "tpe-stages", graph, f"tpe computation vs filtering on {graph}",
+                 f"tpe on {graph}: computation (solid) and filtering (hatched) stage times stacked, median in ms.",
+                 skipped, "Failed")
 
 
 def speedup_plot(frame, graph: str) -> Plot | None:
@@ -215,10 +220,8 @@ def speedup_plot(frame, graph: str) -> Plot | None:
     caption = (f"Speed-up of each method's fastest correct setting over the fastest bmf out-of-core setting "
                f"on {graph}, in total kernel time (computation + filtering); ≈: within noise of bmf out-of-core "
                "(the ranges overlap).")
-    if notes:
-        caption += " Not shown: " + "; ".join(notes) + "."
-    return Plot(f"speedup-{slug(graph)}", f"Speed-up over bmf out-of-core on {graph}", caption, graph,
-                png_bytes(figure))
+    return _plot(figure, "speedup", graph, f"Speed-up over bmf out-of-core on {graph}", caption, notes,
+                 "Not shown", sep="; ")
 
 
 def ordering_plot(frame, graph: str) -> Plot | None:
@@ -258,10 +261,9 @@ def ordering_plot(frame, graph: str) -> Plot | None:
     axis.set_title(f"{graph}: effect of edge ordering (fastest configuration, labelled)", fontsize=10)
     axis.grid(True, axis="y", alpha=0.3)
     axis.legend(title="edge order", fontsize=8)
-    caption = f"Fastest correct computation time per edge ordering on {graph}; the bar label is its configuration."
-    if notes:
-        caption += " No correct configuration: " + ", ".join(notes) + "."
-    return Plot(f"ordering-{slug(graph)}", f"Effect of edge ordering on {graph}", caption, graph, png_bytes(figure))
+    return _plot(figure, "ordering", graph, f"Effect of edge ordering on {graph}",
+                 f"Fastest correct computation time per edge ordering on {graph}; the bar label is its "
+                 "configuration.", notes, "No correct configuration")
 
 
 def all_plots(frame) -> list[Plot]:
