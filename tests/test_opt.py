@@ -141,16 +141,18 @@ def test_knobs_belong_to_opt_only():
 
 
 def test_ctrl_layout_is_one_header_for_host_and_kernel():
-    """Every ctrl[] slot the host names comes from opt_ctrl.cuh, and opt.cu defines none itself."""
+    """Every ctrl[] slot the host names comes from opt_ctrl.cuh, and the kernel sources define none."""
     import re
     from pathlib import Path
 
     host = Path(opt.__file__).read_text()
     used = set(re.findall(r"\b((?:C|MODE)_[A-Z_]+)\b", host))
     assert used <= set(opt.CTRL), used - set(opt.CTRL)
-    kernel = (Path(opt.KERNEL_DIR) / "opt.cu").read_text()
-    assert not re.search(r"#define (C|MODE)_", kernel) and '#include "opt_ctrl.cuh"' in kernel
-    assert set(re.findall(r"\b((?:C|MODE)_[A-Z_]+)\b", kernel)) <= set(opt.CTRL)
+    for name in ("opt.cu", "opt_phases.cuh"):
+        kernel = (Path(opt.KERNEL_DIR) / name).read_text()
+        assert not re.search(r"#define (C|MODE)_", kernel), name
+        assert set(re.findall(r"\b((?:C|MODE)_[A-Z_]+)\b", kernel)) <= set(opt.CTRL), name
+    assert '#include "opt_ctrl.cuh"' in (Path(opt.KERNEL_DIR) / "opt_phases.cuh").read_text()
     slots = [value for name, value in opt.CTRL.items() if name.startswith("C_") and name != "C_SIZE"]
     assert max(slots) < opt.CTRL["C_SIZE"]
 
@@ -171,3 +173,22 @@ def test_few_edges_among_huge_ids_use_binary_search():
     result = solve(graph, Run("opt", "incore", False, 512, 4), CPU)
     np.testing.assert_array_equal(result.dist, scipy_distances(graph))
     assert result.dist[[0, 7, 3, 60000, 5]].tolist() == [0, 2, 3, 9, 13]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sync", ["outcore", "incore"])
+@pytest.mark.parametrize("weight", [1, 7])
+def test_bottom_up_rounds_give_the_reference(sync, weight):
+    """Equal weights: wide rounds run bottom-up (each vertex looks for a queued in-neighbour);
+    the answer is the reference's, on a power-law graph and a random one with unreachable parts."""
+    from grader import synth
+
+    rmat = synth.rmat(14, 16, weights=None, seed=5)
+    graphs = [Graph(rmat.n, rmat.src, rmat.dst, np.full_like(rmat.w, weight)),
+              random_graph(41, n=60000, m=600000, max_weight=None, unreachable=500)]
+    graphs[1] = Graph(graphs[1].n, graphs[1].src, graphs[1].dst, np.full_like(graphs[1].w, weight))
+    for graph in graphs:
+        result = solve(graph, Run("opt", sync, False, 512, 4), select_device("gpu"))
+        np.testing.assert_array_equal(result.dist, scipy_distances(graph))
+        pulls = next(note for note in result.notes if note.startswith("bottom-up rounds:"))
+        assert int(pulls.split()[2]) >= 1, pulls

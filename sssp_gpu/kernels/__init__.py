@@ -20,7 +20,7 @@ MODULES = {
     "tpe": ["tpe_count", "tpe_scan", "tpe_gather"]
     + [f"{k}<{t}>" for k in ("tpe_relax_outcore", "tpe_relax_incore") for t in DIST_TYPES],
     # opt's phase-per-launch driver (replayed from CUDA graphs) ...
-    "opt": [f"{k}<{t}>" for k in ("opt_expand_k", "opt_after_expand_k", "opt_split_k") for t in DIST_TYPES],
+    "opt": [f"{k}<{t}>" for k in ("opt_mark_k", "opt_expand_k", "opt_after_expand_k", "opt_split_k") for t in DIST_TYPES],
     # ... and its persistent kernel, launched cooperatively so all blocks are co-resident
     "opt_coop": [f"opt_persistent<{t}>" for t in DIST_TYPES],
     # the seed papers' methods (vbf, vbf-stride, vbf-flag, harish, dijkstra) and all pairs

@@ -20,6 +20,9 @@
 #define C_TICKET 21   // phase driver: blocks finished with this launch
 #define C_SPLIT_NS 22 // nanoseconds spent in far-pile splits (the "filtering" of opt)
 #define C_TSTAMP 23   // phase driver: when the last phase ended (global timer, ns)
+#define C_FMIN 24     // 3 slots: least distance in round r's near queue (pull rounds): slot r % 3
+#define C_PULLS 27    // rounds run bottom-up (pull)
+#define C_SPREV 28    // phase driver: the previous round's near-queue size
 #define C_SIZE 32
 
 #define MODE_EXPAND 0

@@ -54,6 +54,10 @@ CTRL = _ctrl_layout()
 C_NEAR, C_FARMIN, C_T, C_MODE, C_SIZE = CTRL["C_NEAR"], CTRL["C_FARMIN"], CTRL["C_T"], CTRL["C_MODE"], CTRL["C_SIZE"]
 C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS = CTRL["C_EDGES"], CTRL["C_SCANNED"], CTRL["C_ROUNDS"], CTRL["C_SPLITS"]
 C_BARRIERS, C_ERROR, C_SPLIT_NS, MODE_DONE = CTRL["C_BARRIERS"], CTRL["C_ERROR"], CTRL["C_SPLIT_NS"], CTRL["MODE_DONE"]
+C_FMIN, C_PULLS = CTRL["C_FMIN"], CTRL["C_PULLS"]
+# Bottom-up rounds (equal weights): when round r's near queue holds more than this share of
+# the vertices, each vertex looks for a queued in-neighbour instead (direction-optimizing BFS).
+PULL_SHARE = 32
 
 
 def choose_delta(graph: Graph, run: Run, on_gpu: bool) -> int:
@@ -195,10 +199,26 @@ class _DeviceState:
         self.in_far = cupy.empty(n, dtype=np.int32)
         self.ctrl = cupy.zeros(C_SIZE, dtype=np.int64)
         self.delta = np.int64(UNBOUNDED)
+        self.n = np.int32(n)
+        # equal weights: in-edges grouped by head for bottom-up rounds (w0 = 0 turns them off)
+        equal = graph.m > 0 and int(graph.w.min()) == int(graph.w.max()) and int(graph.w.min()) > 0
+        self.w0 = np.int32(int(graph.w[0]) if equal else 0)
+        self.pull_min = np.int64(max(1024, n // PULL_SHARE))
+        if equal:
+            dst = cupy.asarray(graph.dst)
+            order = cupy.argsort(dst)
+            self.in_ptr = cupy.searchsorted(dst[order], cupy.arange(n + 1, dtype=dst.dtype)).astype(np.int32)
+            self.in_src = cupy.asarray(graph.src)[order]
+            self.fround = cupy.full(max(n, 1), -1, dtype=np.int32)
+            del dst, order
+        else:
+            self.in_ptr = self.in_src = self.fround = cupy.zeros(1, dtype=np.int32)
 
     def start(self, delta: int):
         """Distances and queues as they are before the first round (the source queued)."""
         self.delta = np.int64(delta)
+        if delta < UNBOUNDED:  # bottom-up rounds assume one bucket (equal weights, no far pile)
+            self.w0 = np.int32(0)
         self.reset()
 
     def reset(self):
@@ -211,13 +231,17 @@ class _DeviceState:
         ctrl = np.zeros(C_SIZE, dtype=np.int64)
         ctrl[C_NEAR] = 1
         ctrl[C_FARMIN] = ctrl[C_FARMIN + 1] = np.iinfo(np.int64).max
+        ctrl[C_FMIN:C_FMIN + 3] = np.iinfo(np.int64).max
+        if self.fround.shape[0] > 1:
+            self.fround.fill(-1)
         inf = np.iinfo(self.dist.dtype).max
         ctrl[C_T] = inf if self.delta >= inf else self.delta
         self.ctrl.set(ctrl)
 
     def args(self):
         return (self.row_ptr, self.adj, self.dist, *self.queues, self.chunks, self.stamp, self.in_far,
-                self.ctrl, self.delta, np.int32(HUB_DEGREE))
+                self.ctrl, self.delta, np.int32(HUB_DEGREE), self.n, self.in_ptr, self.in_src, self.fround,
+                self.w0, self.pull_min)
 
 
 def _persistent_blocks(kernel, bsize: int) -> int:
@@ -256,6 +280,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
             persistent((blocks,), (run.bsize,), (*state.args(), guard, np.int32(run.fuse_steps)))
         how = "one persistent cooperative kernel"
     else:
+        mark = kernels.kernel("opt", f"opt_mark_k<{ctype}>")
         expand = kernels.kernel("opt", f"opt_expand_k<{ctype}>")
         after = kernels.kernel("opt", f"opt_after_expand_k<{ctype}>")
         split = kernels.kernel("opt", f"opt_split_k<{ctype}>")
@@ -268,6 +293,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
         with stream:
             stream.begin_capture()
             for _ in range(ROUNDS_PER_GRAPH):
+                mark((blocks,), (run.bsize,), args)
                 expand((blocks,), (run.bsize,), (*args, np.int32(run.fuse_steps)))
                 after((blocks,), (run.bsize,), (*args, guard))
                 split((blocks,), (run.bsize,), args)
@@ -292,6 +318,8 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     notes = _notes(delta, int(ctrl[C_SPLITS]), rounds)
     fuse = run.fuse_steps
     notes.append(f"bucket fusion: {fuse} block-local steps per round" if fuse else "bucket fusion: off")
+    if state.w0:
+        notes.append(f"bottom-up rounds: {int(ctrl[C_PULLS])} (queues over {int(state.pull_min)} vertices)")
     if run.sync == "incore":
         notes.append(f"grid barriers: {int(ctrl[C_BARRIERS])}")
     return Result(to_result_dist(state.dist.get()), total_ms - filtering_ms, filtering_ms, rounds,
