@@ -31,6 +31,7 @@ from ..kernels import KERNEL_DIR
 from ..timing import CpuTimer, GpuTimer
 from .classic import csr_gpu
 from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
+from .host_loops import replay_until
 
 ROUNDS_PER_GRAPH = 8  # outcore: rounds per CUDA-graph launch between host checks
 HUB_DEGREE = 256      # vertices with more out-edges are cut into chunks shared by the grid
@@ -286,26 +287,16 @@ def run_gpu(graph: Graph, run: Run) -> Result:
         split = kernels.kernel("opt", f"opt_split_k<{ctype}>")
         sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
         blocks = sms * max(1, 2048 // run.bsize)
-        # a blocking stream: it runs after the setup copies queued on the default stream
-        stream = cupy.cuda.Stream(non_blocking=False)
-        cupy.cuda.Device().synchronize()
         args = state.args()
-        with stream:
-            stream.begin_capture()
+
+        def rounds():
             for _ in range(ROUNDS_PER_GRAPH):
                 mark((blocks,), (run.bsize,), args)
                 expand((blocks,), (run.bsize,), (*args, np.int32(run.fuse_steps)))
                 after((blocks,), (run.bsize,), (*args, guard))
                 split((blocks,), (run.bsize,), args)
-            graph_exec = stream.end_capture()
-            mode = np.zeros(1, dtype=np.int64)
-            while True:
-                with timer.region():
-                    graph_exec.launch(stream)
-                state.ctrl[C_MODE:C_MODE + 1].get(out=mode, stream=stream)
-                stream.synchronize()
-                if mode[0] == MODE_DONE:
-                    break
+
+        replay_until(rounds, state.ctrl[C_MODE:C_MODE + 1], lambda mode, _: mode[0] == MODE_DONE, timer)
         how = f"one kernel per phase, CUDA graphs of {ROUNDS_PER_GRAPH} rounds"
     ctrl = state.ctrl.get()
     total_ms = timer.total_ms()
