@@ -81,29 +81,41 @@ __global__ void tpe_gather(const int* __restrict__ src, int num_edges,
     }
 }
 
-// Computation, out-of-core: as bmf_outcore over the edges named by T; a vertex whose
-// distance drops is marked for the next round's filter.
+// Computation over the edges named by T; a vertex whose distance drops is marked for the
+// next round's filter. Out-of-core reads distance_prev and lowers distance_cur (as
+// bmf_outcore); in-core reads and lowers one array and marks only the lane whose atomicMin
+// actually lowered it.
+template <typename D, bool INCORE>
+__device__ __forceinline__ void tpe_relax(const int* __restrict__ T, const int* __restrict__ status,
+                                          const int* __restrict__ src, const int* __restrict__ dst,
+                                          const int* __restrict__ weight, const D* read, D* write,
+                                          unsigned char* changed_next, int* changed) {
+    const WarpRange r = warp_range(status[1]);
+    int any = 0;
+    for (long long i = r.beg + r.lane; i < r.end; i += 32) {
+        const int e = T[i];
+        const D du = read[src[e]];
+        if (du == Limits<D>::inf) continue;
+        const int v = dst[e];
+        const D candidate = saturating_add(du, weight[e]);
+        if (candidate < read[v]) {
+            const D old = atomicMin(&write[v], candidate);
+            if (!INCORE || old > candidate) {
+                changed_next[v] = 1;
+                any = 1;
+            }
+        }
+    }
+    if (__any_sync(0xffffffffu, any) && r.lane == 0) *changed = 1;
+}
+
 template <typename D>
 __global__ void tpe_relax_outcore(const int* __restrict__ T, const int* __restrict__ status,
                                   const int* __restrict__ src, const int* __restrict__ dst,
                                   const int* __restrict__ weight,
                                   const D* __restrict__ distance_prev, D* distance_cur,
                                   unsigned char* changed_next, int* changed) {
-    const WarpRange r = warp_range(status[1]);
-    int any = 0;
-    for (long long i = r.beg + r.lane; i < r.end; i += 32) {
-        const int e = T[i];
-        const D du = distance_prev[src[e]];
-        if (du == Limits<D>::inf) continue;
-        const int v = dst[e];
-        const D candidate = saturating_add(du, weight[e]);
-        if (candidate < distance_prev[v]) {
-            atomicMin(&distance_cur[v], candidate);
-            changed_next[v] = 1;
-            any = 1;
-        }
-    }
-    if (__any_sync(0xffffffffu, any) && r.lane == 0) *changed = 1;
+    tpe_relax<D, false>(T, status, src, dst, weight, distance_prev, distance_cur, changed_next, changed);
 }
 
 template <typename D>
@@ -111,18 +123,5 @@ __global__ void tpe_relax_incore(const int* __restrict__ T, const int* __restric
                                  const int* __restrict__ src, const int* __restrict__ dst,
                                  const int* __restrict__ weight, D* distance,
                                  unsigned char* changed_next, int* changed) {
-    const WarpRange r = warp_range(status[1]);
-    int any = 0;
-    for (long long i = r.beg + r.lane; i < r.end; i += 32) {
-        const int e = T[i];
-        const D du = distance[src[e]];
-        if (du == Limits<D>::inf) continue;
-        const int v = dst[e];
-        const D temp_dist = saturating_add(du, weight[e]);
-        if (temp_dist < distance[v] && atomicMin(&distance[v], temp_dist) > temp_dist) {
-            changed_next[v] = 1;
-            any = 1;
-        }
-    }
-    if (__any_sync(0xffffffffu, any) && r.lane == 0) *changed = 1;
+    tpe_relax<D, true>(T, status, src, dst, weight, distance, distance, changed_next, changed);
 }
