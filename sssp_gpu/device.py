@@ -49,3 +49,13 @@ def select_device(choice: str | None = None) -> Device:
     if choice == "gpu":
         raise DeviceError("SSSP_DEVICE=gpu but no CUDA device is usable (CuPy missing or no GPU)")
     return CPU
+
+
+def ready_device() -> Device:
+    """:func:`select_device`, with the CUDA context created too (``cudaFree(0)``), so that a
+    thread can pay for CuPy's import and the context (~0.4 s) while the graph loads."""
+    device = select_device()
+    if device.is_gpu:
+        import cupy
+        cupy.cuda.runtime.free(0)
+    return device
