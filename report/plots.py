@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib
 
@@ -270,10 +269,3 @@ def all_plots(frame) -> list[Plot]:
     """Every plot, graph by graph; plots with nothing to show are left out."""
     makers = (config_plot, tpe_stages_plot, speedup_plot, ordering_plot)
     return [plot for graph in graphs(frame) for make in makers if (plot := make(frame, graph)) is not None]
-
-
-def write_plots(plots: list[Plot], folder: Path) -> list[Path]:
-    """PNG files on disk (for report.md), written whole or not at all."""
-    from .render import write_atomic
-    folder.mkdir(parents=True, exist_ok=True)
-    return [write_atomic(folder / plot.filename, plot.png) for plot in plots]
