@@ -8,7 +8,6 @@ seeded with ``numpy.random.default_rng(seed)``: the same arguments give the same
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.check import MalformedOutput, classify, judge_file, parse_extras, parse_output, parse_timing
+from grader.check import MalformedOutput, classify, judge_file, parse_output
+from grader.timings import parse_extras, parse_timing
 from grader.runner import RunResult
 
 SPEC_STDOUT = ("The total computation kernel time on GPU NVIDIA H100 80GB HBM3 is 12.345 milli-seconds\n"

@@ -15,7 +15,8 @@ from sssp_common.errors import UsageError
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
 from sssp_gpu.methods import tpe
-from sssp_gpu.methods.common import INF, SPEC_CONFIGS, Run
+from sssp_common.vocabulary import SPEC_CONFIGS
+from sssp_gpu.methods.common import INF, Run
 
 METHOD_RUNS = [
     ("bmf", "outcore", False), ("bmf", "incore", False), ("bmf", "outcore", True),

@@ -362,7 +362,7 @@ def _median(values: list[float]) -> str:
 def summarise(sweep: SweepConfig, cells: list[Cell], results_path: Path, skipped: dict[str, str],
               overheads: list[float], ran: int, wall_s: float, out, err) -> int:
     """Status counts per method, median times per method x sync, the runs that were not ok."""
-    from grader.check import STATUSES
+    from sssp_common.vocabulary import STATUSES
     latest = latest_by_run_id(read_rows(results_path, warn=None))
     rows = [latest[cell.run_id] for cell in cells if cell.run_id in latest]
     methods = [method.name for method in sweep.methods]

@@ -8,7 +8,7 @@ import numpy as np
 
 from sssp_common.errors import UsageError
 from sssp_common.graph import Graph
-from sssp_common.vocabulary import METHODS, SPEC_CONFIGS, SYNCS, recorded_method  # noqa: F401 (re-exported)
+from sssp_common.vocabulary import METHODS, SYNCS, recorded_method
 
 
 MAX_BCOUNT = 1 << 20
