@@ -70,7 +70,7 @@ DEFAULT_METHODS: dict[str, MethodSpec] = {
     "tpe": MethodSpec("tpe", "tpe", "no", ("source",), SYNCS),
     "opt": MethodSpec("opt", "opt", "no", ("given", "source"), SYNCS),
 }
-# The seed papers' methods (issue 15): known by name (a sweep's list, --methods), run only when
+# The seed papers' methods: known by name (a sweep's list, --methods), run only when
 # named. They build a CSR, so the edge order does not matter: "given" only. vbf*: outcore is the
 # papers' prevDistance/distance pair, incore in place; harish and dijkstra mean the same by both.
 PAPER_METHOD_SPECS: dict[str, MethodSpec] = {
