@@ -44,7 +44,8 @@ def measure(graph, run, device, repeats: int, expected, budget, what: str, warm:
 
 
 def bmf_configs(settings, budget, record, device, measured: dict) -> int:
-    from sssp_gpu.methods.common import SPEC_CONFIGS, Run
+    from sssp_common.vocabulary import SPEC_CONFIGS
+    from sssp_gpu.methods.common import Run
 
     m = measured["grid-w"]
     graph, label = ordered(m["graph"], "source"), m.get("label", "grid, weights 1..100")
@@ -69,7 +70,8 @@ def bmf_configs(settings, budget, record, device, measured: dict) -> int:
 
 
 def breakdown(settings, budget, record, device, measured: dict) -> int:
-    from sssp_gpu.methods.common import SPEC_CONFIGS, Run
+    from sssp_common.vocabulary import SPEC_CONFIGS
+    from sssp_gpu.methods.common import Run
 
     rows, failures = [], 0
     for key in ("road", "rmat-u"):
