@@ -38,6 +38,21 @@ def test_timing_lines_after_megabytes_of_stdout_are_seen(tmp_path):
     assert verdict["status"] == "ok" and verdict["computation_ms"] == 3.5 and verdict["stdout_format"] == "ok"
 
 
+def test_timing_lines_between_megabytes_of_chatter_are_seen(tmp_path):
+    """Neither in the first nor in the last 64 KiB: found by the scan of the middle."""
+    script = f"""
+        yes 'Correct: 5 Yours: 5' | head -c 2000000
+        printf '{SPEC}'
+        yes 'Correct: 7 Yours: 7' | head -c 1000000
+        printf '{RIGHT}' > OUTPUT
+        """
+    with run_program(shell(script), 20, sandbox=NEVER) as result:
+        verdict = classify(result, REFERENCE)
+    assert SPEC.splitlines()[0] not in result.stdout_head + result.stdout_tail
+    assert verdict["status"] == "ok" and verdict["computation_ms"] == 3.5 and verdict["stdout_format"] == "ok"
+    assert "Correct" not in result.stdout_middle   # chatter is not kept
+
+
 def test_an_output_that_is_a_link_or_a_fifo_is_not_followed(tmp_path):
     answers = tmp_path / "answers.txt"
     answers.write_text(RIGHT)
