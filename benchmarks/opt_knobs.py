@@ -1,0 +1,70 @@
+"""opt over bucket widths and fusion depths on the issue-13 graphs (GPU), every run checked.
+
+    python -m benchmarks.opt_knobs --graphs grid-w,rmat-w --deltas 512,2048,0 --fuse 8,64
+
+Prints one line per (graph, sync, delta, fuse): the median of 5 timed solves after a warm-up
+(CUDA events, computation + filtering), rounds, relaxations per edge and mismatching
+vertices against scipy. Delta 0 is unbounded; the first row of each graph is the default rule.
+BENCHMARKS.md's "Bucket width" and bottom-up tables came from it.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    __package__ = "benchmarks"
+
+import numpy as np  # noqa: E402
+
+from benchmarks import graphs  # noqa: E402
+
+
+def _ints(text: str) -> list[int]:
+    return [int(item) for item in text.split(",") if item.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from reference import distances_for_graph
+    from sssp_gpu.device import select_device
+    from sssp_gpu.engine import solve
+    from sssp_gpu.methods.common import INF, Run
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.opt_knobs", description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", default="grid-w,grid-u,rmat-w,road", help="keys of benchmarks/graphs.py")
+    parser.add_argument("--deltas", type=_ints, default=[], help="bucket widths besides the default rule")
+    parser.add_argument("--fuse", type=_ints, default=[], help="fusion depths besides the default")
+    parser.add_argument("--scale", choices=("ci", "full"), default="full")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    device = select_device()
+    print(f"device {device.name}", flush=True)
+    wrong_total = 0
+    for key in args.graphs.split(","):
+        started = time.perf_counter()
+        graph = graphs.generate(graphs.spec(args.scale, key))
+        expected = distances_for_graph(graph)
+        expected = np.where(expected < 0, INF, expected)
+        print(f"\n{key}: n={graph.n} m={graph.m} (generated and solved by scipy in "
+              f"{time.perf_counter() - started:.1f} s)", flush=True)
+        settings = [(None, None)] + [(delta, None) for delta in args.deltas] + [(None, fuse) for fuse in args.fuse]
+        for sync in ("incore", "outcore"):
+            for delta, fuse in settings:
+                run = Run("opt", sync, False, 1024, 4, delta=delta, fuse=fuse)
+                solve(graph, run, device)
+                results = [solve(graph, run, device) for _ in range(args.repeats)]
+                wrong = sum(int(np.count_nonzero(r.dist != expected)) for r in results)
+                wrong_total += wrong
+                ms = statistics.median(r.computation_ms + r.filtering_ms for r in results)
+                print(f"  {sync:7s} delta={str(delta):5s} fuse={str(fuse):4s} {ms:8.3f} ms "
+                      f"rounds={results[0].rounds:5d} relax/edge={results[0].edges_processed / graph.m:.2f} "
+                      f"wrong={wrong}", flush=True)
+    return 1 if wrong_total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
