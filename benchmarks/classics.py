@@ -60,7 +60,10 @@ def data_file(name: str) -> Path | None:
 
 
 def reference_rows(graph: Graph, rows) -> np.ndarray:
-    """scipy's Dijkstra from ``rows`` (int64, unreachable = int64 max); weights scaled so zeros count."""
+    """scipy's Dijkstra from ``rows`` (one int64 row per source, unreachable = int64 max), the
+    lightest of parallel edges. scipy drops explicit zeros, so each weight becomes w * (n + 1) + 1:
+    a path's extra (its edge count) stays below n + 1 and floor division recovers the distance.
+    Also the all-pairs tests' oracle (tests/test_apsp.py)."""
     keep = graph.src != graph.dst
     order = np.lexsort((graph.w[keep], graph.dst[keep], graph.src[keep]))
     src, dst, w = graph.src[keep][order], graph.dst[keep][order], graph.w[keep][order]

@@ -6,9 +6,8 @@ import sys
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.sparse.csgraph import dijkstra
 
+from benchmarks.classics import reference_rows as scipy_rows
 from conftest import FIGURE1_EDGES, ROOT, random_graph
 from sssp_common.graph import Graph
 from sssp_gpu.allpairs import memory
@@ -17,25 +16,6 @@ from sssp_gpu.device import select_device
 
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 MAX32 = np.iinfo(np.int32).max
-
-
-def scipy_rows(graph: Graph, rows) -> np.ndarray:
-    """Per-source Dijkstra (lightest parallel edge), int64, unreachable = int64 max."""
-    keep = graph.src != graph.dst
-    order = np.lexsort((graph.w[keep], graph.dst[keep], graph.src[keep]))
-    src, dst, w = graph.src[keep][order], graph.dst[keep][order], graph.w[keep][order]
-    first = np.ones(src.shape[0], dtype=bool)
-    first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
-    # zero weights: scipy drops explicit zeros, so shift every weight by a tiny epsilon-free trick:
-    # scale weights by (n + 1) and add 1 per edge, then recover distance = floor(d / (n + 1))
-    scale = graph.n + 1
-    matrix = sp.csr_matrix(((w[first].astype(np.float64) * scale + 1), (src[first], dst[first])),
-                           shape=(graph.n, graph.n))
-    dist = dijkstra(matrix, directed=True, indices=rows)
-    out = np.full(dist.shape, np.iinfo(np.int64).max, dtype=np.int64)
-    finite = np.isfinite(dist)
-    out[finite] = (dist[finite] // scale).astype(np.int64)
-    return out
 
 
 def on(device: str) -> bool:
