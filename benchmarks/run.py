@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ if __package__ in (None, ""):  # run as a script: python3 benchmarks/run.py
     __package__ = "benchmarks"
 
 from benchmarks.common import RESULTS, ROOT, Budget, Recorder  # noqa: E402
+from sssp_common.record import machine, project_commit  # noqa: E402
 
 # (section, cumulative share of the budget it may use up to)
 # (a) is ~65 s and (b) ~50 s of 105 by the bounds in BENCHMARKS.md; what (b) cannot fit is
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     budget = Budget(args.budget if args.budget is not None else (105.0 if args.quick else 450.0))
-    record = Recorder(args.results, commit=_commit(), machine=socket.gethostname(), scale=args.scale,
+    record = Recorder(args.results, commit=project_commit(), machine=machine(), scale=args.scale,
                       quick=args.quick)
     from benchmarks import tools
     print(f"graphs {graphs.folder(args.scale)} (ready in {prepare_s:.1f} s); budget {budget.limit_s:.0f} s; "
@@ -155,14 +154,6 @@ def _run_sections(plan, settings, budget, record) -> int:
         elif name == "breakdown":
             failures += methods.breakdown(settings, budget, record, device(), need_measured())
     return failures
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=ROOT, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader.commands.sweep import format_table  # noqa: E402
-from sssp_common.record import read_rows  # noqa: E402
+from sssp_common.record import latest, read_rows  # noqa: E402
 
 CELL = ("graph", "ordering", "method", "sync", "bsize", "bcount")
 
@@ -60,10 +60,10 @@ def sweep_once(config: Path, workers: int, results: Path, passthrough: list[str]
     return wall
 
 
-def cell_medians(path: Path) -> dict[tuple, float]:
+def cell_medians(rows: list[dict]) -> dict[tuple, float]:
     """Median computation_ms of each cell's ok runs (warm-up runs, rep < 0, left out)."""
     times: dict[tuple, list[float]] = {}
-    for row in read_rows(path):
+    for row in rows:
         if row.get("status") == "ok" and row.get("computation_ms") is not None and row.get("rep", 0) >= 0:
             times.setdefault(tuple(row[key] for key in CELL), []).append(float(row["computation_ms"]))
     return {cell: statistics.median(values) for cell, values in times.items()}
@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         results = folder / f"workers-{count}.jsonl"
         results.unlink(missing_ok=True)
         walls[count] = sweep_once(args.config, count, results, extra)
-        medians[count] = cell_medians(results)
-        rows = read_rows(results)
+        rows = latest(read_rows(results))
+        medians[count] = cell_medians(rows)
         where = [r.get("gpu") or str(r.get("worker", "")).split("@")[0] for r in rows]   # the GPU, else the worker
         gpus[count] = {name: where.count(name) for name in sorted(set(where))}
         ok = sum(1 for r in rows if r.get("status") == "ok")
