@@ -35,14 +35,15 @@ def write_edge_list(path, graph: Graph, header: str | None = None, weights: bool
         write_rows(stream, columns, b"\t")
 
 
-def write_distances(path, dist: np.ndarray, unreachable: np.ndarray) -> None:
-    """``<vertex>:<distance>`` for every vertex in order, ``INF`` where ``unreachable``."""
+def write_distances(path, dist: np.ndarray, unreachable: np.ndarray, word: bytes = b"INF") -> None:
+    """``<vertex>:<distance>`` for every vertex in order, ``word`` where ``unreachable``
+    (the ``-paths`` file is the same format: ``<vertex>:<predecessor>``, ``-`` for none)."""
     with atomic_writer(path, "wb") as stream:
-        write_distance_rows(stream, dist, unreachable)
+        write_distance_rows(stream, dist, unreachable, word=word)
 
 
 def write_distance_rows(stream, dist: np.ndarray, unreachable: np.ndarray, chunk: int = CHUNK,
-                        workers: int | None = None) -> None:
+                        workers: int | None = None, word: bytes = b"INF") -> None:
     """The rows in chunks, each with its own id column, so nothing is n long but the input.
 
     numpy releases the GIL inside the formatter, so chunks are formatted by up to
@@ -54,7 +55,7 @@ def write_distance_rows(stream, dist: np.ndarray, unreachable: np.ndarray, chunk
     def piece(start: int) -> bytes:
         stop = min(total, start + chunk)
         ids = np.arange(start, stop, dtype=np.int64 if stop > 2**31 - 1 else np.int32)
-        return format_rows([ids, dist[start:stop]], b":", {1: (unreachable[start:stop], b"INF")})
+        return format_rows([ids, dist[start:stop]], b":", {1: (unreachable[start:stop], word)})
 
     starts = range(0, total, chunk)
     workers = min(4, os.cpu_count() or 1) if workers is None else workers

@@ -16,8 +16,7 @@ import sys
 
 import numpy as np
 
-from sssp_common.textio import write_rows
-from sssp_common.files import atomic_writer
+from sssp_common.edgelist import write_distances
 from sssp_common.graph import Graph
 
 NONE = -1  # predecessor of the source and of unreachable vertices; "-" in the file
@@ -66,18 +65,20 @@ def predecessors(graph: Graph, result, on_gpu: bool = False) -> np.ndarray:
 
 def write_paths_file(path, pred: np.ndarray) -> None:
     """``v:p`` per vertex in order, ``-`` where there is none; whole or absent."""
-    ids = np.arange(pred.shape[0], dtype=np.int64)
-    none = pred < 0
-    with atomic_writer(path, "wb") as stream:
-        write_rows(stream, [ids, np.where(none, 0, pred)], b":", words={1: (none, b"-")})
+    write_distances(path, pred, pred < 0, word=b"-")
 
 
 def read_pairs(path, missing: bytes) -> np.ndarray:
     """Column 2 of a ``v:x`` file as int64 (``missing`` -> -1), checking the ids run 0..n-1."""
-    data = open(path, "rb").read().replace(b":", b" ").replace(missing, b"-1")
-    values = np.array(data.split(), dtype=np.int64)
+    with open(path, "rb") as stream:
+        data = stream.read().replace(b":", b" ").replace(missing, b"-1")
+    wrong = f"{path}: not a file of '<vertex>:<value>' lines for vertices 0, 1, 2, ..."
+    try:
+        values = np.array(data.split(), dtype=np.int64)
+    except (ValueError, OverflowError):
+        raise ValueError(wrong) from None
     if values.shape[0] % 2 or not np.array_equal(values[0::2], np.arange(values.shape[0] // 2)):
-        raise ValueError(f"{path}: not a file of '<vertex>:<value>' lines for vertices 0, 1, 2, ...")
+        raise ValueError(wrong)
     return values[1::2]
 
 
@@ -109,7 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         if not 0 <= vertex < pred.shape[0] or pred.shape != dist.shape:
             raise ValueError(f"vertex {argv[2]} is not in 0..{pred.shape[0] - 1}, or the files differ in length")
         walk = path_to(pred, vertex)
-    except (OSError, ValueError) as err:
+    except OSError as err:
+        print(f"paths: error: {err.filename}: cannot read: {err.strerror or err}", file=sys.stderr)
+        return 1
+    except ValueError as err:
         print(f"paths: error: {err}", file=sys.stderr)
         return 1
     if walk is None:
