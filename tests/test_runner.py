@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from grader import cellrun, inputs
 from grader.check import classify
@@ -102,3 +103,19 @@ def test_the_one_runner_refuses_a_changed_input_or_reference(tmp_path):
     graph_file.write_text("0 1 5\n")                          # the input changed on disk
     row, _ = cellrun.run_cell(cell, fixed, runner, {}, rows)
     assert row["status"] == "crash" and "changed since it was written" in row["detail"]
+
+
+def test_a_frozen_reference_is_hashed_once_and_cannot_be_written(monkeypatch):
+    frozen = cellrun.freeze(REFERENCE)
+    with pytest.raises(ValueError):
+        frozen[1] = 99                                        # read-only: a change cannot happen in place
+    assert frozen.flags.owndata and np.array_equal(frozen, REFERENCE) and REFERENCE.flags.writeable
+    expected = cellrun.checksum(REFERENCE)
+    hashed = []
+    monkeypatch.setattr(cellrun, "checksum", lambda d: hashed.append(1) or expected)
+    assert not any(cellrun._reference_problem(frozen, expected) for _ in range(5))
+    assert len(hashed) == 1                                   # once per process, not per run
+    writable = REFERENCE.copy()
+    assert not any(cellrun._reference_problem(writable, expected) for _ in range(3))
+    assert len(hashed) == 4                                   # anything writable: before every run
+    assert not cellrun._reference_problem(frozen[:3], expected) and len(hashed) == 5   # a view: hashed too

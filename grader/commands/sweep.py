@@ -85,7 +85,7 @@ class PreparedGraph:
     reference: object            # np.ndarray of int64 distances
     edges: int
     ordered: dict[str, Path] = field(default_factory=dict)
-    reference_checksum: str = ""     # checked before every use (grader.cellrun)
+    reference_checksum: str = ""     # checked before use (grader.cellrun: once per process for a frozen reference)
     identities: dict = field(default_factory=dict)   # ordering -> the input file's identity, checked before every run
 
     @property
@@ -264,6 +264,7 @@ def prepare_graph(entry: str, sweep: SweepConfig, orderings: set[str], cache_dir
             raise GraphUnavailable(f"cannot write the {ordering} ordering: {type(error).__name__}: {error}") from None
         identities[ordering] = inputs.identity(ordered[ordering])
     cellrun.keep_private(cache_dir)
+    distances = cellrun.freeze(distances)
     return PreparedGraph(name=name, path=path, reference=distances, edges=count_edges(given), ordered=ordered,
                          reference_checksum=cellrun.checksum(distances), identities=identities)
 

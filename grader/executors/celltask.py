@@ -18,6 +18,7 @@ from typing import Callable
 
 import numpy as np
 
+from grader.cellrun import freeze
 from sssp_common.digest import file_digest
 from sssp_common.files import atomic_writer, cache_dir as default_cache_dir
 from sssp_common.record import RunRecord, utc_now
@@ -133,7 +134,8 @@ def load_reference(item: Shipped) -> np.ndarray:
     """The reference array, kept while cells of the same graph follow one another."""
     if item.digest not in _reference_memo:
         _reference_memo.clear()
-        _reference_memo[item.digest] = np.load(item.path, allow_pickle=False)
+        # frozen (read-only, its own memory): its checksum is then checked once per worker, not per run
+        _reference_memo[item.digest] = freeze(np.load(item.path, allow_pickle=False))
     return _reference_memo[item.digest]
 
 
