@@ -1,4 +1,4 @@
-"""The catalogue, resolve (real, stand-in, project files) and the cached edge orderings."""
+"""The catalogue, resolve (real, stand-in, project files) and the cached edge orderings (grader.inputs)."""
 from __future__ import annotations
 
 import gzip
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sssp_common.edgelist import write_edge_list
-from grader import datasets, orderings, synth
+from grader import datasets, inputs, synth
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
 from tests.conftest import FIGURE1_EDGES, SHARED_DATA
@@ -125,7 +125,7 @@ def _graph_file(tmp_path, weighted: bool):
 def test_orderings_sorted_stable_and_cached(tmp_path, weighted, ordering, major, minor):
     path, graph = _graph_file(tmp_path, weighted)
     cache = tmp_path / "order-cache"
-    out = orderings.ordered(path, ordering, cache_dir=cache)
+    out = inputs.spec_input(path, ordering, cache)
     assert out.parent == cache
     got = load_graph(out)
     key = getattr(got, major).astype(np.int64) * 100 + getattr(got, minor)
@@ -135,13 +135,12 @@ def test_orderings_sorted_stable_and_cached(tmp_path, weighted, ordering, major,
     assert np.array_equal(got.w, graph.w[expected])
     assert sorted(zip(got.src.tolist(), got.dst.tolist())) == sorted(zip(graph.src.tolist(), graph.dst.tolist()))
     stamp = out.stat().st_mtime_ns
-    assert orderings.ordered(path, ordering, cache_dir=cache) == out and out.stat().st_mtime_ns == stamp
+    assert inputs.spec_input(path, ordering, cache) == out and out.stat().st_mtime_ns == stamp
     copy = tmp_path / "copy.txt"
     shutil.copy(path, copy)
-    assert orderings.ordered(copy, ordering, cache_dir=cache) == out  # keyed by content
+    assert inputs.spec_input(copy, ordering, cache) == out  # keyed by content
 
 
-def test_given_is_the_file_itself_and_unknown_fails(tmp_path, figure1_file):
-    assert orderings.ordered(figure1_file, "given") == figure1_file
+def test_an_unknown_ordering_fails(tmp_path, figure1_file):
     with pytest.raises(ValueError, match="destination"):
-        orderings.ordered(figure1_file, "random")
+        inputs.spec_input(figure1_file, "random", tmp_path / "cache")
