@@ -93,8 +93,6 @@ def repetitions_text(frame: pd.DataFrame) -> str:
 def provenance(all_rows: pd.DataFrame, frame: pd.DataFrame, sources: list[Path]) -> dict:
     """When, where and on what the results came from; `frame` is measured runs, `all_rows` adds warm-ups."""
     started = sorted(s for s in all_rows["started_at"] if s)
-    counts = Counter(frame["status"])
-    order = ["ok", "wrong", "timeout", "crash", "malformed", "no_output"]
     devices = _distinct(frame, "device")
     cpu = [d for d in devices if d == CPU_DEVICE]
     gpu = [d for d in devices if d != CPU_DEVICE]
@@ -122,8 +120,6 @@ def provenance(all_rows: pd.DataFrame, frame: pd.DataFrame, sources: list[Path])
         "runs": len(frame),
         "warmups": int(all_rows["warmup"].sum()) if len(all_rows) else 0,
         "repetitions": repetitions_text(frame),
-        "status_counts": [(s.replace("_", " "), counts[s]) for s in order if counts.get(s)]
-                         + [(s, n) for s, n in sorted(counts.items()) if s not in order],
         "first_run": started[0] if started else "",
         "last_run": started[-1] if started else "",
         "graphs": graphs(frame),
@@ -199,7 +195,7 @@ def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | N
     sections = [GraphSection(graph, infos[graph], graph_tables(frame, graph), [p for p in plots if p.graph == graph],
                              [o for o in notes if o.graph == graph]) for graph in graphs(frame)]
     prov = provenance(all_rows, frame, sources)
-    return ReportModel(prov, summary_lines(frame, prov), overview_tables(frame), graphs_table(frame, catalogue),
+    return ReportModel(prov, summary_lines(frame, prov), overview_tables(frame), graphs_table(infos),
                        papers_table(frame), sections, status_table(frame), failures_table(frame),
                        outliers_table(frame), LEGEND)
 

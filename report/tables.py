@@ -16,7 +16,7 @@ import pandas as pd
 from .cells import Cell, TextCell, format_number, summarize
 from .compare import FASTER, compare
 
-from sssp_common.vocabulary import ORDERINGS, PAPER_METHODS, SYNC_NAMES, config_label
+from sssp_common.vocabulary import ORDERINGS, PAPER_METHODS, STATUSES, SYNC_NAMES, config_label
 from sssp_common.vocabulary import SPEC_CONFIGS as _SPEC_PAIRS
 
 # The spec's five execution configurations, in its order, as the report labels them.
@@ -260,16 +260,11 @@ def overview_tables(frame: pd.DataFrame) -> list[Table]:
     return tables
 
 
-def graphs_table(frame: pd.DataFrame, catalogue: dict) -> Table:
-    """Each graph's size, whether it is the real file or a stand-in, and the stand-in's scale."""
-    from .catalogue import describe_graph
+def graphs_table(infos: dict) -> Table:
+    """Each graph's size, whether it is the real file or a stand-in, and the stand-in's scale,
+    from catalogue.describe_all's {graph: GraphInfo} (the sections show the same infos)."""
     rows = []
-    for graph in graphs(frame):
-        runs = select(frame, graph=graph)
-        vertices = runs["graph_vertices"].dropna()
-        edges = runs["graph_edges"].dropna()
-        info = describe_graph(graph, int(vertices.iloc[0]) if len(vertices) else None,
-                              int(edges.iloc[0]) if len(edges) else None, catalogue)
+    for graph, info in infos.items():
         rows.append((graph, [TextCell(info.vertices_text, "number"), TextCell(info.edges_text, "number"),
                              TextCell(info.kind), TextCell(info.real_text), TextCell(info.scale_text, "number")]))
     return Table(id="graphs", title="Graphs", caption="The graphs of this report: vertices (largest id + 1) and "
@@ -281,8 +276,8 @@ def graphs_table(frame: pd.DataFrame, catalogue: dict) -> Table:
 
 def status_table(frame: pd.DataFrame) -> Table:
     """Run counts per graph × status: the correctness overview."""
-    known = ("ok", "wrong", "timeout", "crash", "malformed", "no_output")
-    statuses = [s for s in known if s in set(frame["status"])] + sorted(set(frame["status"]) - set(known))
+    present = set(frame["status"])
+    statuses = [s for s in STATUSES if s in present] + sorted(present - set(STATUSES))
     rows = []
     for graph in graphs(frame):
         counts = select(frame, graph=graph)["status"].value_counts()

@@ -17,7 +17,7 @@ from report.compare import FASTER, NOISE, TOO_FEW, compare, versus  # noqa: E402
 from report.load import measured, to_frame  # noqa: E402
 from report.tables import (graphs_table, method_table, outliers_table, overview_tables, status_table,  # noqa: E402
                            time_table, variants)
-from report.catalogue import load_catalogue  # noqa: E402
+from report.catalogue import describe_all, load_catalogue  # noqa: E402
 from report_fixtures import sweep_rows  # noqa: E402
 
 ROAD = "roadNet-CA~synth"
@@ -138,7 +138,7 @@ def test_overview_splits_wide_method_lists(gpu):
 def test_graph_table_discloses_stand_ins_and_their_scale(gpu):
     small = gpu.copy()
     small.loc[small.graph == ROAD, "graph_edges"] = 21_614
-    rows = dict(graphs_table(small, load_catalogue()).rows)
+    rows = dict(graphs_table(describe_all(small, load_catalogue())).rows)
     vertices, edges, kind, real, scale = (c.text for c in rows[ROAD])
     assert kind.startswith("stand-in") and real.startswith("roadNet-CA: 1,971,281 / 5,533,214")
     assert scale == "1/256 (0.391%)"
