@@ -79,7 +79,10 @@ def parse(argv: list[str]) -> Invocation:
     run = Run(values["method"].lower(), values["sync"].lower(), usesmem == "yes",
               _integer(values, "bsize"), _integer(values, "bcount"),
               delta=_integer(values, "delta"), fuse=_integer(values, "fuse"))
-    return Invocation(values["input"], values["output"], run, values.get("paths"))
+    paths = values.get("paths")
+    if paths is not None and os.path.realpath(paths) == os.path.realpath(values["output"]):
+        raise UsageError("-paths and -output name the same file: one would overwrite the other")
+    return Invocation(values["input"], values["output"], run, paths)
 
 
 def _is_number(token: str) -> bool:

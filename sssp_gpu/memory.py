@@ -25,11 +25,11 @@ GPU_PER_VERTEX = 48
 GPU_PER_EDGE = 40
 
 
-def host_bytes(graph: Graph, run: Run, device: Device) -> int:
+def host_bytes(graph: Graph, device: Device) -> int:
     return HOST_FIXED + HOST_PER_VERTEX * graph.n + HOST_PER_EDGE[device.is_gpu] * graph.m
 
 
-def gpu_bytes(graph: Graph, run: Run) -> int:
+def gpu_bytes(graph: Graph) -> int:
     return GPU_PER_VERTEX * graph.n + GPU_PER_EDGE * graph.m
 
 
@@ -72,14 +72,14 @@ def gib(value: int) -> str:
 def ensure_fits(path, graph: Graph, run: Run, device: Device) -> None:
     """InputError naming the size needed when the run cannot fit in memory."""
     what = f"{graph.n:,} vertices and {graph.m:,} edges"
-    need = host_bytes(graph, run, device)
+    need = host_bytes(graph, device)
     have = host_available()
     if have is not None and need > have:
         raise InputError(path, f"{what} need about {gib(need)} of memory for {run.label}; "
                                f"{gib(have)} is available")
     if device.is_gpu:
         free = gpu_free()
-        need = gpu_bytes(graph, run)
+        need = gpu_bytes(graph)
         if need > free:
             raise InputError(path, f"{what} need about {gib(need)} of GPU memory for {run.label}; "
                                    f"{gib(free)} is free on {device.name}")

@@ -75,7 +75,11 @@ def csr_gpu(graph: Graph):
 
 def out_edges(row_ptr: np.ndarray, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For CSR ``row_ptr``: (edge positions, their tail) of all out-edges of ``vertices``."""
-    begin, end = row_ptr[vertices], row_ptr[vertices + 1]
+    return edges_in_ranges(vertices, row_ptr[vertices], row_ptr[vertices + 1])
+
+
+def edges_in_ranges(vertices: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(edge positions, their tail): positions ``begin[i]..end[i] - 1`` for each ``vertices[i]``."""
     counts = end - begin
     total = int(counts.sum())
     owner = np.repeat(vertices, counts)

@@ -29,7 +29,7 @@ import numpy as np
 from sssp_common.graph import Graph
 from ..kernels import KERNEL_DIR
 from ..timing import CpuTimer, GpuTimer
-from .classic import csr_gpu
+from .classic import csr_cpu, csr_gpu, edges_in_ranges
 from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 from .host_loops import replay_until
 
@@ -105,12 +105,12 @@ class CsrBySource:
     """
 
     def __init__(self, graph: Graph):
-        order = np.argsort(graph.src, kind="stable")
-        self.tails, self.heads, self.weights = graph.src[order], graph.dst[order], graph.w[order]
-        self.row_ptr = None
+        self.tails = self.row_ptr = None
         if graph.n <= 8 * graph.m + 1024:
-            self.row_ptr = np.zeros(graph.n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(graph.src, minlength=graph.n), out=self.row_ptr[1:])
+            self.row_ptr, self.heads, self.weights = csr_cpu(graph)
+        else:
+            order = np.argsort(graph.src, kind="stable")
+            self.tails, self.heads, self.weights = graph.src[order], graph.dst[order], graph.w[order]
 
     def ranges(self, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.row_ptr is not None:
@@ -156,13 +156,8 @@ def run_cpu(graph: Graph, run: Run) -> Result:
             continue
         with computation.region():
             rounds += 1
-            begin, end = csr.ranges(near)
-            counts = end - begin
-            total = int(counts.sum())
-            relaxed += total
-            owner = np.repeat(near, counts)
-            edge = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-            edge += np.repeat(begin, counts)
+            edge, owner = edges_in_ranges(near, *csr.ranges(near))
+            relaxed += edge.shape[0]
             head = heads[edge].astype(np.int64)
             candidate = dist[owner] + weights[edge]
             # the best candidate per head, then keep the heads it improves
