@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import cgroups, reaper
@@ -75,15 +75,8 @@ class Sandbox:
         return replace(self, uid=self.uid + worker, gid=self.gid + worker)
 
 
-_worker_offset: int | None = None
 _slot: tuple[int, int, int] | None = None     # (pid, index, lock fd) of the uid slot this process holds
 SLOTS = 256
-
-
-def set_worker(index: int) -> None:
-    """Give this process's runs uid/gid `uid + index` (instead of a claimed slot)."""
-    global _worker_offset
-    _worker_offset = int(index)
 
 
 def _claimed_slot() -> int:
@@ -111,7 +104,7 @@ def _claimed_slot() -> int:
 
 def effective(sandbox: "Sandbox") -> "Sandbox":
     """The settings with this process's own uid/gid."""
-    offset = _worker_offset if _worker_offset is not None else (_claimed_slot() if is_root() else 0)
+    offset = _claimed_slot() if is_root() else 0
     return sandbox.with_worker(offset) if offset else sandbox
 
 
@@ -418,7 +411,3 @@ def _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped)
     if not protections["netns"] and "netns" not in failed:
         protections["not_in_force"]["netns"] = "needs root" if not is_root() else "off in the settings"
     return protections
-
-
-def settings_dict(sandbox: Sandbox) -> dict:
-    return asdict(sandbox)
