@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sssp_common.digest import file_digest
+from sssp_common.digest import file_digest, file_identity
 from sssp_common.files import atomic_writer, cache_dir
 from sssp_common.loader import load_graph
 from sssp_common.textio import write_rows
@@ -54,10 +54,10 @@ def spec_input(path: Path | str, ordering: str, folder: Path | None = None) -> P
     return target
 
 
-def identity(path: Path | str) -> tuple:
-    """What changes whenever the file may have changed (ctime cannot be set back)."""
-    info = os.stat(path)
-    return (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_mode)
+def identity(path: Path | str) -> list:
+    """What changes whenever the file may have changed (a chmod too: it moves ctime, which
+    cannot be set back): sssp_common's file identity."""
+    return file_identity(path)
 
 
 def expose(source: Path, folder: Path) -> Path:
