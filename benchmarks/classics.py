@@ -24,7 +24,6 @@ measurement is appended to build/bench/classics.jsonl.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -38,21 +37,21 @@ import scipy.sparse as sp  # noqa: E402
 from scipy.sparse.csgraph import dijkstra as scipy_dijkstra  # noqa: E402
 
 from benchmarks.common import ROOT, Budget, Recorder, print_table  # noqa: E402
-from report.paper_figures import FIGURES, GOALS  # noqa: E402
+from report.paper_figures import FIGURES, GNUTELLA04, GOALS, GRAPHS, NY_ROAD  # noqa: E402
 from sssp_common.graph import Graph  # noqa: E402
 from sssp_common.loader import load_graph  # noqa: E402
 
 RESULTS = ROOT / "build" / "bench" / "classics.jsonl"
-NY_VERTICES, NY_EDGES = 264_346, 733_846
-SIZES = {"full": {"road": NY_VERTICES, "g25": 22_687, "g30": 36_682, "sample": 24},
+SIZES = {"full": {"road": GRAPHS[NY_ROAD][0], "g25": GRAPHS["gnutella25"][0], "g30": GRAPHS["gnutella30"][0],
+                  "sample": 24},
          "ci": {"road": 3_000, "g25": 300, "g30": 400, "sample": 8}}
 INT64_MAX = np.iinfo(np.int64).max
 
 
 def data_file(name: str) -> Path | None:
-    dirs = [Path(os.environ["SSSP_DATA_DIR"])] if os.environ.get("SSSP_DATA_DIR") else []
-    dirs += [ROOT / "data", ROOT.parent / "shared" / "data", ROOT / ".device-data"]
-    for folder in dirs:
+    from grader.datasets import default_data_dirs
+
+    for folder in default_data_dirs():
         for candidate in (folder / f"{name}.txt.gz", folder / f"{name}.txt"):
             if candidate.is_file():
                 return candidate
@@ -263,30 +262,29 @@ def main(argv: list[str] | None = None) -> int:
     sizes = bench.sizes
 
     road = road_graph(sizes["road"])
-    ny = "DIMACS New York road network"
     bench.budget.section(0.25)
     bench.sssp_part(f"Table 1: Bellman-Ford on a road graph of NY's size ({road.n:,} vertices, {road.m:,} edges, "
-                    "weights 1..1000)", road, ny,
+                    "weights 1..1000)", road, NY_ROAD,
                     [(m, s) for m in ("vbf", "vbf-stride", "vbf-flag") for s in ("outcore", "incore")]
                     + [("harish", "incore"), ("opt", "incore")])
     del road
 
-    g04_file = data_file("p2p-Gnutella04")
-    if g04_file is None:
-        print("p2p-Gnutella04 not found (../shared/data, $SSSP_DATA_DIR, .device-data): using a random graph "
-              "of its size", flush=True)
-        g04 = random_graph(10_876 if args.scale == "full" else 200, 39_994 if args.scale == "full" else 800, 4)
-    else:
-        g04 = load_graph(g04_file)
+    g04_file = None if args.scale == "ci" else data_file("p2p-Gnutella04")
     if args.scale == "ci":
         g04 = random_graph(250, 1000, 4)
+    elif g04_file is None:
+        print("p2p-Gnutella04 not found (../shared/data, $SSSP_DATA_DIR, .device-data): using a random graph "
+              "of its size", flush=True)
+        g04 = random_graph(*GRAPHS[GNUTELLA04][:2], 4)
+    else:
+        g04 = load_graph(g04_file)
     bench.budget.section(0.3)
-    bench.sssp_part(f"Single source on gnutella04 ({g04.n:,} vertices)", g04, "gnutella04",
+    bench.sssp_part(f"Single source on gnutella04 ({g04.n:,} vertices)", g04, GNUTELLA04,
                     [("dijkstra", "incore"), ("harish", "incore"), ("vbf-flag", "incore"), ("opt", "incore")],
                     footer="The papers time no single-source run on gnutella04: for scale (Table 2's all-pairs "
                            "Dijkstra runs this once per source).")
     bench.budget.section(0.55)
-    bench.apsp_part(f"Tables 2 and 3: all pairs on gnutella04 ({g04.n:,} vertices)", g04, "gnutella04",
+    bench.apsp_part(f"Tables 2 and 3: all pairs on gnutella04 ({g04.n:,} vertices)", g04, GNUTELLA04,
                     ["fw-blocked", "fw", "minplus", "sssp-all"], cross=True)
 
     bench.budget.section(0.75)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from .common import ROOT
 
-TOOLS = ("gapbs", "gunrock")
 _AVERAGE = re.compile(r"^Average Time:\s*([0-9.eE+-]+)", re.MULTILINE)
 
 

@@ -58,7 +58,3 @@ GOALS = {
     ("fw-blocked", GNUTELLA04): 0.1,
     ("fw-blocked", "p2p-Gnutella31"): 10.0,
 }
-
-
-def figures_for(ours: str) -> list[PaperFigure]:
-    return [f for f in FIGURES if f.ours == ours]
