@@ -59,16 +59,14 @@ class RunResult:
 
 
 @contextmanager
-def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *, env: dict | None = None,
+def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
                 output_name: str = "output.txt", tmp_root: Path | None = None,
-                sandbox: sb.Sandbox | None = None, file_limit_bytes: int = DEFAULT_FILE_LIMIT,
-                reach: Callable[[list[str]], list[str]] | None = None) -> Iterator[RunResult]:
+                sandbox: sb.Sandbox | None = None, file_limit_bytes: int = DEFAULT_FILE_LIMIT) -> Iterator[RunResult]:
     """Run make_argv(output_path) in a fresh private folder; yield the result; remove everything.
 
     Use as `with run_program(...) as result: check(result)` so the output file is read
     before it is cleaned away. Without `sandbox` the run is isolated in every way but the
-    user (Sandbox(user="never")); `reach(argv)` lists the paths the sandbox user must be able
-    to reach for the run to drop to it (default: the program itself).
+    user (Sandbox(user="never")).
     """
     settings = sb.effective(sandbox or sb.Sandbox(user="never"))
     top = Path(tempfile.mkdtemp(prefix="run-", dir=tmp_root or sb.session_root()))
@@ -79,19 +77,17 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *, env
         workdir.mkdir(mode=0o700)
         output_path = workdir / output_name
         argv = make_argv(output_path)
-        paths = reach(argv) if reach else _program_paths(argv)
-        drop, why = sb.should_drop(settings, paths) if settings.user != "never" else \
+        drop, why = sb.should_drop(settings, _program_paths(argv)) if settings.user != "never" else \
             (False, settings.note or "off in the settings")
         quota_note = ""
+        quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
         if settings.tmpfs and sb.is_root():
-            quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
             quota_note = sb.mount_tmpfs(workdir, quota, settings.uid if drop else 0, settings.gid if drop else 0)
             mounted = not quota_note
         if drop and not mounted:      # no tmpfs here (not root, or no CAP_SYS_ADMIN in a container)
             os.chown(workdir, settings.uid, settings.gid)
-        run_env = env if env is not None else sb.environment(settings, workdir, drop)
+        run_env = sb.environment(settings, workdir, drop)
         stdout_file, stderr_file = top / "stdout.log", top / "stderr.log"
-        quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
         outcome = sb.launch(argv, workdir, stdout_file, stderr_file, timeout_s, settings,
                             file_limit_bytes=file_limit_bytes, drop_user=drop, env=run_env, why_not_dropped=why,
                             watch_quota=None if mounted or not settings.tmpfs else (workdir, quota))
