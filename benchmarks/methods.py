@@ -19,6 +19,8 @@ STUDENT_MS_PER_ROUND = 0.55
 CASES = [("bmf", "outcore", False, "source"), ("bmf", "incore", False, "source"),
          ("segscan", "outcore", True, "destination"), ("tpe", "outcore", False, "source"),
          ("tpe", "incore", False, "source")]
+BMF_GRAPHS = ("grid-w",)               # the graphs (benchmarks.graphs keys) each table reads
+BREAKDOWN_GRAPHS = ("road", "rmat-u")
 
 
 def ordered(graph, by: str):
@@ -47,7 +49,8 @@ def bmf_configs(settings, budget, record, device, measured: dict) -> int:
     from sssp_common.vocabulary import SPEC_CONFIGS
     from sssp_gpu.methods.common import Run
 
-    m = measured["grid-w"]
+    key, = BMF_GRAPHS
+    m = measured[key]
     graph, label = ordered(m["graph"], "source"), m.get("label", "grid, weights 1..100")
     rows, failures = [], 0
     for index, (bsize, bcount) in enumerate(SPEC_CONFIGS):
@@ -59,7 +62,7 @@ def bmf_configs(settings, budget, record, device, measured: dict) -> int:
                            m["expected"], budget, what, warm=index == 0)
             failures += cell["wrong_vertices"] > 0
             per_round = cell["computation_ms"] / max(cell["rounds"], 1)
-            record("bmf-configs", graph="grid-w", device=device.name, bsize=bsize, bcount=bcount, sync=sync, **cell)
+            record("bmf-configs", graph=key, device=device.name, bsize=bsize, bcount=bcount, sync=sync, **cell)
             rows.append([f"({bsize},{bcount})", sync, cell["computation_ms"], cell["rounds"], per_round,
                          f"{STUDENT_MS_PER_ROUND / per_round:.2f}x" if per_round else "—", cell["runs"],
                          "ok" if not cell["wrong_vertices"] else "WRONG"])
@@ -74,7 +77,7 @@ def breakdown(settings, budget, record, device, measured: dict) -> int:
     from sssp_gpu.methods.common import Run
 
     rows, failures = [], 0
-    for key in ("road", "rmat-u"):
+    for key in BREAKDOWN_GRAPHS:
         m = measured[key]
         copies = {by: ordered(m["graph"], by) for by in ("source", "destination")}
         for name, sync, usesmem, by in CASES:
