@@ -56,7 +56,7 @@ def load_graph(path, cache: bool = True) -> Graph:
         raise InputError(path, "no such file") from None
     except OSError as err:
         raise InputError(path, f"cannot read: {err.strerror}") from None
-    if path.is_dir():
+    if stat_module.S_ISDIR(stat.st_mode):
         raise InputError(path, "is a folder, not a graph file")
     if not os.access(path, os.R_OK):
         raise InputError(path, "permission denied")

@@ -70,6 +70,7 @@ def _execute(source: str, output: str, method: str) -> int:
     from sssp_common.files import same_file
     from sssp_common.loader import load_graph
     from ..device import select_device
+    from ..output import milliseconds
     from .methods import solve
     from .output import write_result
 
@@ -89,9 +90,8 @@ def _execute(source: str, output: str, method: str) -> int:
         if device.is_gpu and type(err).__module__.startswith(("cupy", "cupy_backends", "cuda")):
             raise DeviceError(f"{type(err).__name__}: {err}") from None
         raise
-    label = device.timing_label
-    ms = result.computation_ms
-    print(f"The total computation kernel time on {label} is {'0' if ms == 0 else f'{ms:.3f}'} milli-seconds")
+    print(f"The total computation kernel time on {device.timing_label} is {milliseconds(result.computation_ms)} "
+          "milli-seconds")
     print(f"checksum: {total} (sum of the finite distances of {count} reachable pairs)")
     print(f"rounds: {result.rounds}")
     print(f"launch: {result.launch}")

@@ -53,8 +53,7 @@ def run_cpu(graph: Graph, run: Run) -> PathResult:
             mask[head] = True
         if not mask.any():
             break
-    dist = np.where(cost == inf, np.int64(inf), cost).astype(dtype)
-    return PathResult(to_result_dist(dist), timer.total_ms(), 0.0, rounds, relaxed, 0,
+    return PathResult(to_result_dist(cost.astype(dtype)), timer.total_ms(), 0.0, rounds, relaxed, 0,
                       _launch(graph, run), [], pred=pred)
 
 
