@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import numpy as np
 
 from sssp_common.errors import InputError, run_cli
 from sssp_common.edgelist import write_distances
+from sssp_common.files import same_file
 
 from .solver import UNREACHABLE, compute
 
@@ -27,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _solve(graph: str, output: str | None) -> int:
+    # As ./sssp: only a regular file is destroyed by writing over it.
+    if output and same_file(graph, output) and os.path.isfile(graph):
+        raise InputError(output, "is the input file: refusing to overwrite it (choose another -o)")
     try:
         result = compute(graph)
     except ValueError as err:  # a negative cycle: the file is the problem

@@ -109,3 +109,11 @@ def test_cli_bad_input_is_one_line(tmp_path, content):
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("reference: error:")
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out.txt").exists()
+
+
+def test_cli_refuses_to_write_over_its_input(tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1 4\n1 2 5\n")
+    done = _cli(graph, "-o", tmp_path / "." / "g.txt", env_dir=tmp_path / "c")
+    assert done.returncode == 1 and "is the input file" in done.stderr
+    assert graph.read_text() == "0 1 4\n1 2 5\n"
