@@ -102,3 +102,10 @@ def test_sssp_paths_option(tmp_path):
         assert out.returncode == 0, out.stderr
         assert paths.read_text().split() == ["0:-", "1:0", "2:0", "3:4", "4:2", "5:3"]
         paths.unlink()
+
+
+def test_read_pairs_names_the_file_on_garbage(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0:0\n1:x\n")
+    with pytest.raises(ValueError, match="bad.txt: not a file of"):
+        read_pairs(bad, b"INF")

@@ -99,6 +99,7 @@ def test_vertex_zero_absent_warns_and_still_writes(tmp_path):
     (["-input", "g", "-bsize", 512, "-bcount", 4, "-output", "o", "tpe", "-sync", "outcore", "-usesmem", "yes"], "bmf only"),
     (["-input", "g", "-bsize", 512, "-bcount", 4, "-output", "o", "bmf", "-sync", "incore", "-usesmem", "yes"], "out-of-core only"),
     (["-input", "g", "-bsize", 512, "-bcount", 4, "-output", "o", "bmf", "-sync", "incore", "-usesmem", "maybe"], "yes or no"),
+    (["-input", "g", "-bsize", 512, "-bcount", 4, "-output", "o", "bmf", "-sync", "incore", "-paths", "./o"], "same file"),
 ])
 def test_bad_command_lines_exit_2_with_usage(args, message):
     done = sssp(*args)
