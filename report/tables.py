@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .cells import Cell, TextCell, format_number, summarize
+from .cells import Cell, TextCell, format_number, format_times, summarize
 from .compare import FASTER, compare
 
 from sssp_common.vocabulary import ORDERINGS, PAPER_METHODS, STATUSES, SYNC_NAMES, config_label
@@ -201,7 +201,7 @@ def method_table(frame: pd.DataFrame, graph: str) -> Table:
         if base is not None and variant != BASELINE:
             verdict = compare(cell, base[2])
             ratio = base[2].median / cell.median
-            text = f"{ratio:.2f}×" if ratio < 10 else f"{ratio:.1f}×" if ratio < 100 else f"{ratio:.0f}×"
+            text = format_times(ratio)
             speedup = TextCell(text if verdict.kind == FASTER else f"≈ ({text}, noise)", "number")
         elif variant == BASELINE:
             speedup = TextCell("1 (base)", "number")
