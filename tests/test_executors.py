@@ -147,6 +147,23 @@ def test_inputs_changed_on_the_way_fail_that_run_loudly(tmp_path):
     assert "differs from the grader's" in arrival_problem(Shipped(other, shipped.digest))
 
 
+def test_a_frozen_reference_is_shipped_once_per_process(tmp_path, monkeypatch):
+    import numpy as np
+    from grader.cellrun import freeze
+    from grader.executors import celltask
+    frozen, writable = freeze(np.arange(5)), np.arange(5, dtype=np.int64)
+    writes = []
+    real = celltask._write_reference
+    monkeypatch.setattr(celltask, "_write_reference", lambda d, f: writes.append(1) or real(d, f))
+    first = ship_reference(frozen, tmp_path / "share")
+    assert ship_reference(frozen, tmp_path / "share") == first and len(writes) == 1   # grade: per submission
+    first.path.unlink()                                                                # gone: written again
+    assert ship_reference(frozen, tmp_path / "share") == first and first.path.is_file() and len(writes) == 2
+    assert ship_reference(frozen, tmp_path / "other") != first and len(writes) == 3
+    ship_reference(writable, tmp_path / "share"), ship_reference(writable, tmp_path / "share")
+    assert len(writes) == 5                                                            # could change: every time
+
+
 def test_records_name_their_worker_and_gpu():
     record = RunRecord.from_dict({"run_id": "a", "graph": "g", "ordering": "given", "method": "bmf",
                                   "sync": "outcore", "bsize": 1, "bcount": 1, "rep": 0, "status": "ok",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import tempfile
+import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -47,12 +48,29 @@ class CellTask:
 
 # --- the grader's side ---------------------------------------------------------------
 
+_shipped: dict[int, tuple] = {}   # id of a frozen reference -> (weak ref to it, folder, Shipped)
+
+
 def ship_reference(distances: np.ndarray, folder: Path | None = None) -> Shipped:
-    """The reference distances as a .npy file named by its content (written once, atomically)."""
+    """The reference distances as a .npy file named by its content (written once, atomically).
+    A frozen reference (grader.cellrun.freeze: cannot change) is serialised and hashed once per
+    process, not again for every submission that `grade` ships it for."""
+    folder = Path(folder) if folder is not None else default_cache_dir("reference") / "shipped"
+    known = _shipped.get(id(distances))
+    if known and known[0]() is distances and not distances.flags.writeable and known[1] == folder \
+            and known[2].path.is_file():
+        return known[2]
+    shipped = _write_reference(distances, folder)
+    if not distances.flags.writeable and distances.flags.owndata:
+        key = id(distances)
+        _shipped[key] = (weakref.ref(distances, lambda _, key=key: _shipped.pop(key, None)), folder, shipped)
+    return shipped
+
+
+def _write_reference(distances: np.ndarray, folder: Path) -> Shipped:
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(distances, dtype=np.int64), allow_pickle=False)
     data = buffer.getvalue()
-    folder = Path(folder) if folder is not None else default_cache_dir("reference") / "shipped"
     path = folder / f"{hashlib.blake2b(data, digest_size=16).hexdigest()}.npy"
     if not path.is_file() or path.stat().st_size != len(data):
         folder.mkdir(parents=True, exist_ok=True)
