@@ -106,9 +106,11 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
             except GraphUnavailable as why:
                 skipped[name] = str(why)
                 print(f"grader grade: skipped graph {name}: {why}", file=err)
+        # the results file read once (this grader holds its lock), then kept up to date by grade_one
+        recorded = latest_by_run_id(read_rows(store.path, warn=None)) if not force else None
         for submission in found:
             summary[submission.student] = grade_one(submission, grading, graphs_ready, out, work, store,
-                                                    provenance, force, quiet, err, pool)
+                                                    provenance, {} if force else recorded, quiet, err, pool)
     except KeyboardInterrupt:
         print(f"\ninterrupted; results so far are in {out}; rerun to resume", file=err)
         return INTERRUPTED
@@ -135,7 +137,8 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
 
 
 def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Path, store, provenance,
-              force: bool, quiet: bool, err, pool) -> dict:
+              done: dict, quiet: bool, err, pool) -> dict:
+    """done: run id -> latest row of what counts as already run (updated with the rows written)."""
     student = submission.student
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
@@ -153,7 +156,6 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
     program_id = "submission@" + hashlib.sha256(json.dumps(
         [tree_digest(tree), options.recorded(), template]).encode()).hexdigest()[:24]
     cells = [c for c in expand(grading.matrix, program_id=program_id, label=student) if c.graph in graphs]
-    done = {} if force else latest_by_run_id(read_rows(store.path, warn=None))
     todo = [c for c in cells if c.run_id not in done]
     previous_build = _read_json(folder / "build.json")
     extra = {"program_id": program_id, "build_options": options.recorded(), "student": student}
@@ -183,7 +185,7 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
                 continue
             row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
             store.append(row)
-            rows[task.cell.run_id] = row
+            rows[task.cell.run_id] = done[task.cell.run_id] = row
             data = _publish(folder, student, grading, built, cells, rows, extra, page=False)
             progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
         progress.close()
