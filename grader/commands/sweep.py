@@ -363,7 +363,7 @@ def _median(values: list[float]) -> str:
 def summarise(sweep: SweepConfig, cells: list[Cell], results_path: Path, skipped: dict[str, str],
               overheads: list[float], ran: int, wall_s: float, out, err) -> int:
     """Status counts per method, median times per method x sync, the runs that were not ok."""
-    from sssp_common.vocabulary import STATUSES
+    from sssp_common.vocabulary import OK, STATUSES, SYNCS
     latest = latest_by_run_id(read_rows(results_path, warn=None))
     rows = [latest[cell.run_id] for cell in cells if cell.run_id in latest]
     methods = [method.name for method in sweep.methods]
@@ -377,14 +377,14 @@ def summarise(sweep: SweepConfig, cells: list[Cell], results_path: Path, skipped
         print("\n" + format_table(["method", *STATUSES, "total"], table), file=out)
         timing = []
         for method in methods:
-            for sync in ("outcore", "incore"):
-                good = [row for row in rows if row["method"] == method and row["sync"] == sync and row["status"] == "ok"]
+            for sync in SYNCS:
+                good = [row for row in rows if row["method"] == method and row["sync"] == sync and row["status"] == OK]
                 if good:
                     timing.append([f"{method} {sync}", len(good), _median([r["computation_ms"] for r in good]),
                                    _median([r["filtering_ms"] for r in good])])
         if timing:
             print("\n" + format_table(["ok runs: median ms", "runs", "computation", "filtering"], timing), file=out)
-    failed = [row for row in rows if row.get("status") != "ok"]
+    failed = [row for row in rows if row.get("status") != OK]
     if failed:
         print(f"\nnot ok ({len(failed)}):", file=out)
         for row in failed[:15]:
