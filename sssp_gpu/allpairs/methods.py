@@ -18,7 +18,7 @@ import numpy as np
 
 from sssp_common.graph import Graph
 from ..pinned import pinned_zeros
-from ..methods.classic import csr_cpu, csr_gpu, out_edges
+from ..methods.classic import csr_cpu, csr_gpu, edges_in_ranges
 from ..timing import CpuTimer, GpuTimer
 from .matrix import HALF_INF, TILE, ApspResult, initial_matrix, padded, working_dtype
 
@@ -123,8 +123,9 @@ def _sssp_all_cpu(graph: Graph) -> ApspResult:
             active_s, active_u = sources, sources  # pairs (source, vertex) that improved
             while active_s.size:
                 rounds += 1
-                edge, _ = out_edges(row_ptr, active_u)
-                position = np.repeat(np.arange(active_u.size), np.diff(row_ptr)[active_u])
+                # owner = the pair's index: one vertex may be active for several sources
+                edge, position = edges_in_ranges(np.arange(active_u.size), row_ptr[active_u],
+                                                 row_ptr[active_u + 1])
                 s = active_s[position]
                 head = heads[edge].astype(np.int64)
                 cand = d[s, active_u[position]].astype(np.int64) + weights[edge]
