@@ -11,10 +11,13 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sssp_common.errors import DeviceError, InputError, UsageError, run_cli
-from .methods.common import Run
 from .timing import Stages, process_start
+
+if TYPE_CHECKING:
+    from .methods.common import Run
 
 USAGE = """\
 usage: sssp -input FILE -bsize N -bcount N -output FILE METHOD -sync incore|outcore [-usesmem yes|no]
@@ -76,6 +79,8 @@ def parse(argv: list[str]) -> Invocation:
     usesmem = values.get("usesmem", "no").lower()
     if usesmem not in ("yes", "no"):
         raise UsageError(f"-usesmem must be yes or no, not {values['usesmem']!r}")
+    from .methods.common import Run  # numpy: not on the --help path
+
     run = Run(values["method"].lower(), values["sync"].lower(), usesmem == "yes",
               _integer(values, "bsize"), _integer(values, "bcount"),
               delta=_integer(values, "delta"), fuse=_integer(values, "fuse"))
