@@ -12,7 +12,6 @@ No state is kept between calls but a memo of sandbox-reachability probes.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import shlex
@@ -29,14 +28,9 @@ from grader.runner import run_program
 from grader.sandbox import Sandbox
 from grader.timings import DEFAULT_PATTERNS
 from sssp_common.record import utc_now
+from sssp_common.digest import distances_checksum
 
 MIN_FILE_LIMIT = 64 << 20
-
-
-def checksum(distances: np.ndarray) -> str:
-    """blake2b-128 of the distances as little-endian int64 (what a reference is checked against)."""
-    data = np.ascontiguousarray(distances, dtype="<i8")
-    return hashlib.blake2b(memoryview(data).cast("B"), digest_size=16).hexdigest()
 
 
 def freeze(distances: np.ndarray) -> np.ndarray:
@@ -169,7 +163,7 @@ def _reference_problem(reference: np.ndarray, expected: str) -> bool:
     frozen = not reference.flags.writeable and reference.flags.owndata
     if frozen and _checked[0]() is reference and _checked[1] == expected:
         return False
-    if checksum(reference) != expected:
+    if distances_checksum(reference) != expected:
         return True
     if frozen:
         _checked = (weakref.ref(reference), expected)

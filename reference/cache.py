@@ -7,7 +7,6 @@ The whole entry is one file renamed into place, so name and content never disagr
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from pathlib import Path
@@ -15,18 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from sssp_common.files import atomic_writer
+from sssp_common.digest import distances_checksum
 
 _NAME = re.compile(r"^(?P<digest>[0-9a-f]+)\.(?P<n>[0-9]+)\.(?P<checksum>[0-9a-f]{32})\.npy$")
 
 
-def checksum(dist: np.ndarray) -> str:
-    """blake2b (16-byte) hex of the distances as little-endian int64: what :func:`reference.verify` checks."""
-    data = np.ascontiguousarray(dist, dtype="<i8")
-    return hashlib.blake2b(memoryview(data).cast("B"), digest_size=16).hexdigest()
-
-
 def entry_path(folder: Path, graph_digest: str, dist: np.ndarray) -> Path:
-    return Path(folder) / f"{graph_digest}.{dist.shape[0]}.{checksum(dist)}.npy"
+    return Path(folder) / f"{graph_digest}.{dist.shape[0]}.{distances_checksum(dist)}.npy"
 
 
 def load(folder: Path, graph_digest: str, err=None) -> tuple[np.ndarray, str] | None:
@@ -63,7 +57,7 @@ def _check(entry: Path, graph_digest: str):
         return f"{dist.dtype} array of shape {dist.shape}, not 1-D int64", None, None
     if dist.shape[0] != int(match["n"]):
         return f"{dist.shape[0]} values, the name says {match['n']}", None, None
-    if checksum(dist) != match["checksum"]:
+    if distances_checksum(dist) != match["checksum"]:
         return "checksum mismatch", None, None
     return None, dist, match["checksum"]
 

@@ -24,7 +24,7 @@ from sssp_common.files import cache_dir
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
 from sssp_common.vocabulary import SOURCE, UNREACHABLE
-from sssp_common.digest import file_digest
+from sssp_common.digest import distances_checksum, file_digest
 
 from . import cache
 from .exact import exact_from_hint, exact_solve, float_is_exact
@@ -73,7 +73,7 @@ def verify(result: ReferenceResult, n: int | None = None) -> bool:
         return False
     if n is not None and dist.shape[0] != n:
         return False
-    return bool(result.checksum) and cache.checksum(dist) == result.checksum
+    return bool(result.checksum) and distances_checksum(dist) == result.checksum
 
 
 def _digest_or_input_error(path: Path) -> str:

@@ -14,6 +14,7 @@ import pytest
 from grader import cellrun, inputs
 from grader.check import classify
 from grader.runner import STDOUT_HEAD_BYTES, RunResult, run_program
+from sssp_common.digest import distances_checksum
 from grader.sandbox import Sandbox
 
 NEVER = Sandbox(user="never")
@@ -88,7 +89,7 @@ def test_the_one_runner_refuses_a_changed_input_or_reference(tmp_path):
     graph_file = tmp_path / "in.txt"
     graph_file.write_text("0 1 4\n")
     graph = PreparedGraph("g", graph_file, REFERENCE[:2].copy(), 1, {"given": graph_file},
-                          reference_checksum=cellrun.checksum(REFERENCE[:2]),
+                          reference_checksum=distances_checksum(REFERENCE[:2]),
                           identities={"given": inputs.identity(graph_file)})
     cell = Cell("p", "g", "given", 256, 8, "bmf", "bmf", "no", "outcore", 0, "program@x")
     runner = GradeRun(name="t", command="{sssp} -input {input} -output {output}", config_dir=tmp_path,
@@ -110,9 +111,9 @@ def test_a_frozen_reference_is_hashed_once_and_cannot_be_written(monkeypatch):
     with pytest.raises(ValueError):
         frozen[1] = 99                                        # read-only: a change cannot happen in place
     assert frozen.flags.owndata and np.array_equal(frozen, REFERENCE) and REFERENCE.flags.writeable
-    expected = cellrun.checksum(REFERENCE)
+    expected = distances_checksum(REFERENCE)
     hashed = []
-    monkeypatch.setattr(cellrun, "checksum", lambda d: hashed.append(1) or expected)
+    monkeypatch.setattr(cellrun, "distances_checksum", lambda d: hashed.append(1) or expected)
     assert not any(cellrun._reference_problem(frozen, expected) for _ in range(5))
     assert len(hashed) == 1                                   # once per process, not per run
     writable = REFERENCE.copy()

@@ -26,6 +26,7 @@ from grader.progress import Progress, format_duration
 from grader.sandbox import shared_inputs
 from grader.store import LockedResults, ResultsLocked, done_ids
 from sssp_common.files import REPO_ROOT
+from sssp_common.digest import distances_checksum
 from sssp_common.record import ResultsFile, latest_by_run_id, machine, project_commit, read_rows
 
 HELP = "run a sweep matrix, checking every output (resumes where it stopped)"
@@ -266,7 +267,7 @@ def prepare_graph(entry: str, sweep: SweepConfig, orderings: set[str], cache_dir
     cellrun.keep_private(cache_dir)
     distances = cellrun.freeze(distances)
     return PreparedGraph(name=name, path=path, reference=distances, edges=count_edges(given), ordered=ordered,
-                         reference_checksum=cellrun.checksum(distances), identities=identities)
+                         reference_checksum=distances_checksum(distances), identities=identities)
 
 
 def resolve_graph(entry: str, sweep: SweepConfig, cache_dir: Path | None) -> Path:
