@@ -7,7 +7,7 @@
 Parts, each printed as a table the moment it finishes:
 
 1. Bodra's Table 1 (Bellman-Ford, one thread per vertex) on a road graph of the DIMACS New
-   York graph's size (grader.synth's road stand-in, weights 1..1000): vbf, vbf-stride,
+   York graph's size (grader.data.synth's road stand-in, weights 1..1000): vbf, vbf-stride,
    vbf-flag (both syncs), with harish and opt beside them;
 2. single-source dijkstra and harish on p2p-Gnutella04;
 3. all pairs on p2p-Gnutella04 (the papers' gnutella04): fw, fw-blocked, minplus,
@@ -49,7 +49,7 @@ INT64_MAX = np.iinfo(np.int64).max
 
 
 def data_file(name: str) -> Path | None:
-    from grader.datasets import default_data_dirs
+    from grader.data.datasets import default_data_dirs
 
     for folder in default_data_dirs():
         for candidate in (folder / f"{name}.txt.gz", folder / f"{name}.txt"):
@@ -237,7 +237,7 @@ def grid_label(method: str, run, n: int) -> str:
 
 
 def road_graph(vertices: int) -> Graph:
-    from grader.synth import ROAD_CA_VERTICES, road_like
+    from grader.data.synth import ROAD_CA_VERTICES, road_like
 
     return road_like(scale=vertices / ROAD_CA_VERTICES, seed=0, weights=(1, 1000))
 

@@ -2,7 +2,7 @@
 
 Six graphs (issue 13): the 700x700 grid with weights 1..100 and with unit weights, R-MAT
 scale 20 (edge factor 16) weighted and unit, and the roadNet-CA and LiveJournal stand-ins
-(``grader.synth``, unit weights). Each is kept as raw arrays (``.npy``, read back in well under
+(``grader.data.synth``, unit weights). Each is kept as raw arrays (``.npy``, read back in well under
 a second) plus the files the programs read: SNAP text for ``./sssp`` (stand-ins only; its
 parse cache is filled at once), ``.wsg``/``.wel`` for gapbs and ``.mtx`` for Gunrock. Everything
 is written atomically under names that carry the scale and generator version, so an
@@ -42,7 +42,7 @@ class Spec:
     size: object  # grid side, R-MAT scale, or stand-in scale ("full" or a fraction)
     weighted: bool
     seed: int
-    standin: str = ""  # grader.synth stand-in name
+    standin: str = ""  # grader.data.synth stand-in name
 
 
 # Sizes per benchmark scale: full is issue 13's; ci is tiny, for the CPU smoke test.
@@ -68,7 +68,7 @@ def spec(scale: str, key: str) -> Spec:
 
 
 def folder(scale: str, root: Path | None = None) -> Path:
-    from grader import synth
+    from grader.data import synth
     return Path(root or GRAPHS_DIR) / f"{scale}-v{LAYOUT_VERSION}.{synth.GENERATOR_VERSION}"
 
 
@@ -79,7 +79,7 @@ def path(scale: str, key: str, suffix: str, root: Path | None = None) -> Path:
 
 
 def generate(s: Spec) -> Graph:
-    from grader import synth
+    from grader.data import synth
     if s.kind == "grid":
         return synth.grid(s.size, s.size, weights=(1, 100) if s.weighted else None, seed=s.seed)
     if s.kind == "rmat":

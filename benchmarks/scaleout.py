@@ -31,9 +31,9 @@ CELL = ("graph", "ordering", "method", "sync", "bsize", "bcount")
 
 def prepare(config: Path, graphs: str | None, methods: str | None) -> float:
     """Graphs resolved, orderings written, references computed (all cached on disk)."""
-    from grader.cells import expand, graph_label
-    from grader.commands.sweep import GraphUnavailable, prepare_graph
-    from grader.config import load_config
+    from grader.sweep.cells import expand, graph_label
+    from grader.sweep.graphs import GraphUnavailable, prepare_graph
+    from grader.sweep.config import load_config
     sweep = load_config(config, graphs=graphs, methods=methods)
     began = time.perf_counter()
     cells = expand(sweep)

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader.timings import parse_timing
+from grader.sweep.timings import parse_timing
 
 from .common import ROOT, median, print_table, goal_text
 

@@ -27,7 +27,7 @@ class PaperFigure:
 NY_ROAD, GNUTELLA04 = "DIMACS New York road network", "gnutella04"
 # The papers' graphs, by the name they give: vertices, edges, what we run for it.
 GRAPHS: dict[str, tuple[int, int | None, str]] = {
-    NY_ROAD: (264_346, 733_846, "road stand-in of NY's size (grader.synth, weights 1..1000)"),
+    NY_ROAD: (264_346, 733_846, "road stand-in of NY's size (grader.data.synth, weights 1..1000)"),
     GNUTELLA04: (10_876, 39_994, "p2p-Gnutella04 (../shared/data, the same graph)"),
     "gnutella25": (22_687, 54_705, "random graph of gnutella25's size"),
     "gnutella30": (36_682, 88_328, "random graph of gnutella30's size"),

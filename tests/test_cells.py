@@ -1,11 +1,11 @@
-"""grader.cells and grader.identity: run ids are keyed by what the program is, never by its label."""
+"""grader.sweep.cells and grader.sweep.identity: run ids are keyed by what the program is, never by its label."""
 from __future__ import annotations
 
 import sys
 
-from grader.cells import Cell, expand
-from grader.config import load_config
-from grader.identity import template_identity, tree_digest
+from grader.sweep.cells import Cell, expand
+from grader.sweep.config import load_config
+from grader.sweep.identity import template_identity, tree_digest
 from sssp_common.record import project_commit
 
 

@@ -1,4 +1,4 @@
-"""grader.check: timing lines, output files, and the verdict of each kind of run."""
+"""grader.sweep.check: timing lines, output files, and the verdict of each kind of run."""
 from __future__ import annotations
 
 import time
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.check import MalformedOutput, classify, judge_file, parse_output
-from grader.timings import parse_extras, parse_timing
-from grader.runner import RunResult
+from grader.sweep.check import MalformedOutput, classify, judge_file, parse_output
+from grader.sweep.timings import parse_extras, parse_timing
+from grader.jail.runner import RunResult
 
 SPEC_STDOUT = ("The total computation kernel time on GPU NVIDIA H100 80GB HBM3 is 12.345 milli-seconds\n"
                "The total filtering kernel time on GPU NVIDIA H100 80GB HBM3 is 0 milli-seconds\n"
@@ -233,7 +233,7 @@ def test_the_missing_filtering_line_message_quotes_the_filtering_line(tmp_path):
 
 
 def test_a_checker_failure_is_the_runs_failure(tmp_path, monkeypatch):
-    from grader import outfile
+    from grader.sweep import outfile
 
     def explode(data):
         raise MemoryError("no room")

@@ -1,4 +1,4 @@
-"""The catalogue, resolve (real, stand-in, project files) and the cached edge orderings (grader.inputs)."""
+"""The catalogue, resolve (real, stand-in, project files) and the cached edge orderings (grader.data.inputs)."""
 from __future__ import annotations
 
 import gzip
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sssp_common.edgelist import write_edge_list
-from grader import datasets, inputs, synth
+from grader.data import datasets, inputs, synth
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
 from tests.conftest import FIGURE1_EDGES, SHARED_DATA

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from grader.download import FetchError, Limits, download
+from grader.data.download import FetchError, Limits, download
 from tests import http_server
 
 DATA = bytes(range(256)) * 400  # 102,400 bytes

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from grader.commands import grade, sweep
-from grader.executors import ExecutorUnavailable, open_executor, visible_gpus
-from grader.executors.celltask import Shipped, arrival_problem, ship_reference
+from grader.sweep.executors import ExecutorUnavailable, open_executor, visible_gpus
+from grader.sweep.executors.celltask import Shipped, arrival_problem, ship_reference
 from sssp_common.record import RunRecord, read_rows
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -149,8 +149,8 @@ def test_inputs_changed_on_the_way_fail_that_run_loudly(tmp_path):
 
 def test_a_frozen_reference_is_shipped_once_per_process(tmp_path, monkeypatch):
     import numpy as np
-    from grader.cellrun import freeze
-    from grader.executors import celltask
+    from grader.sweep.cellrun import freeze
+    from grader.sweep.executors import celltask
     frozen, writable = freeze(np.arange(5)), np.arange(5, dtype=np.int64)
     writes = []
     real = celltask._write_reference

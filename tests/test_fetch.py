@@ -135,7 +135,7 @@ def test_unknown_name_lists_the_graphs(tmp_path):
 
 
 def test_real_catalogue_urls_are_snap():
-    from grader.datasets import load_catalogue
+    from grader.data.datasets import load_catalogue
     urls = {e.url for e in load_catalogue().values() if e.url}
     assert "https://snap.stanford.edu/data/higgs-social_network.edgelist.gz" in urls and len(urls) == 6
 

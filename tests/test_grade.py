@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import cgroups, sandbox
+from grader.jail import cgroups, sandbox
 from grader.commands import grade
-from grader.store import LockedResults
-from grader.submission import Limits, Refused, Submission, unpack
+from grader.sweep.store import LockedResults
+from grader.grading.submission import Limits, Refused, Submission, unpack
 from sssp_common.record import read_rows
 
 ROOT = Path(__file__).resolve().parents[1]

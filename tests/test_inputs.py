@@ -1,4 +1,4 @@
-"""grader.inputs: every run gets the spec's input format (plain `src dst w`, 0-based, no comments),
+"""grader.data.inputs: every run gets the spec's input format (plain `src dst w`, 0-based, no comments),
 made once per content and ordering, read-only; the reference is computed on exactly that file."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import gzip
 import os
 import stat
 
-from grader import inputs
-from grader.commands.sweep import prepare_graph
-from grader.config import load_config
+from grader.data import inputs
+from grader.sweep.graphs import prepare_graph
+from grader.sweep.config import load_config
 
 
 def dimacs(tmp_path):

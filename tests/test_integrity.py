@@ -8,9 +8,9 @@ import zlib
 
 import pytest
 
-from grader import integrity
-from grader.datasets import Dataset, load_catalogue
-from grader.download import FetchError
+from grader.data import integrity
+from grader.data.datasets import Dataset, load_catalogue
+from grader.data.download import FetchError
 
 EDGES = "".join(f"{i}\t{(i * 7 + 1) % 500}\n" for i in range(5000)).encode()
 

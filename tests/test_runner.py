@@ -1,4 +1,4 @@
-"""grader.runner and grader.cellrun: capped capture (a timing line after megabytes of chatter is
+"""grader.jail.runner and grader.sweep.cellrun: capped capture (a timing line after megabytes of chatter is
 still seen), an output file read without following links or blocking on a FIFO, a 6 GB output
 refused by size, and the one runner's checks of its inputs before every run."""
 from __future__ import annotations
@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import cellrun, inputs
-from grader.check import classify
-from grader.runner import STDOUT_HEAD_BYTES, RunResult, run_program
+from grader.sweep import cellrun
+from grader.data import inputs
+from grader.sweep.check import classify
+from grader.jail.runner import STDOUT_HEAD_BYTES, RunResult, run_program
 from sssp_common.digest import distances_checksum
-from grader.sandbox import Sandbox
+from grader.jail.sandbox import Sandbox
 
 NEVER = Sandbox(user="never")
 SPEC = ("The total computation kernel time on GPU X is 3.5 milli-seconds\n"
@@ -83,9 +84,9 @@ class _Rows(list):
 
 
 def test_the_one_runner_refuses_a_changed_input_or_reference(tmp_path):
-    from grader.cells import Cell
-    from grader.commands.sweep import PreparedGraph
-    from grader.grading import GradeRun
+    from grader.sweep.cells import Cell
+    from grader.sweep.graphs import PreparedGraph
+    from grader.grading.config import GradeRun
     graph_file = tmp_path / "in.txt"
     graph_file.write_text("0 1 4\n")
     graph = PreparedGraph("g", graph_file, REFERENCE[:2].copy(), 1, {"given": graph_file},

@@ -1,4 +1,4 @@
-"""grader.sandbox: who a run is, what it sees and may use, and that nothing of it survives —
+"""grader.jail.sandbox: who a run is, what it sees and may use, and that nothing of it survives —
 not a setsid grandchild after a normal exit, not the program when the grader is killed."""
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import cgroups, sandbox
-from grader.runner import run_program
-from grader.sandbox import Sandbox
+from grader.jail import cgroups, sandbox
+from grader.jail.runner import run_program
+from grader.jail.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user, namespaces, cgroups and tmpfs need root")
@@ -115,8 +115,8 @@ def test_the_program_dies_with_the_grader_and_the_next_grader_cleans_up(tmp_path
     code = f"""
 import sys, time
 sys.path.insert(0, {str(ROOT)!r})
-from grader.runner import run_program
-from grader.sandbox import Sandbox
+from grader.jail.runner import run_program
+from grader.jail.sandbox import Sandbox
 script = 'echo $$ > {pids}; setsid sleep 300 & echo $! >> {pids}; sleep 300'
 with run_program(lambda out: ['/bin/sh', '-c', script], 600, sandbox=Sandbox(user="always")) as result:
     pass
@@ -169,7 +169,7 @@ def test_signals_python_ignores_are_default_again_in_the_program():
 
 @ROOT_ONLY
 def test_concurrent_graders_get_their_own_uids():
-    code = ("import sys; sys.path.insert(0, %r); from grader import sandbox; "
+    code = ("import sys; sys.path.insert(0, %r); from grader.jail import sandbox; "
             "print(sandbox.effective(sandbox.Sandbox()).uid)" % str(ROOT))
     other = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout)
     mine = sandbox.effective(Sandbox()).uid
@@ -187,7 +187,7 @@ def test_concurrent_graders_get_their_own_uids():
 @ROOT_ONLY
 def test_without_tmpfs_or_cgroups_the_run_still_works_and_the_uid_sweep_kills_descendants(monkeypatch):
     """A container without CAP_SYS_ADMIN: no tmpfs, no cgroups; said so in the record."""
-    from grader import cgroups as groups
+    from grader.jail import cgroups as groups
     monkeypatch.setattr(sandbox, "mount_tmpfs", lambda *a: "Operation not permitted")
     monkeypatch.setattr(groups, "hierarchies", lambda: {})
     with run_program(shell("setsid sleep 300 & echo $!; echo x > OUTPUT"), 10, sandbox=STRICT) as result:

@@ -1,4 +1,4 @@
-"""grader.store: durable appends, torn lines, and what a resumed sweep skips; config and cells."""
+"""grader.sweep.store: durable appends, torn lines, and what a resumed sweep skips; config and cells."""
 from __future__ import annotations
 
 import io
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from grader.cells import expand, render_command, run_id
-from grader.config import ConfigError, load_config
-from grader.store import done_ids
+from grader.sweep.cells import expand, render_command, run_id
+from grader.sweep.config import ConfigError, load_config
+from grader.sweep.store import done_ids
 from sssp_common.record import ResultsFile, latest_by_run_id, project_commit, read_rows, utc_now
 
 
@@ -79,7 +79,7 @@ def test_default_config_pairings(tmp_path):
 
 
 def test_shipped_configs_load():
-    from grader.cells import REPO_ROOT
+    from grader.sweep.cells import REPO_ROOT
     for name in ("sweep", "full", "sample-package"):
         config = load_config(REPO_ROOT / "configs" / f"{name}.toml")
         assert expand(config)

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from grader.commands import sweep
-from grader.progress import Progress
-from grader.runner import run_program
+from grader.sweep.progress import Progress
+from grader.jail.runner import run_program
 from sssp_common.record import read_rows
 
 ROOT = Path(__file__).resolve().parents[1]

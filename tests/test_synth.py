@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from sssp_common.edgelist import write_edge_list
-from grader import synth
+from grader.data import synth
 from sssp_common.loader import load_graph
 
 

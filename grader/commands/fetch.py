@@ -1,11 +1,11 @@
 """``python -m grader fetch NAME...``: download catalogue graphs, resumably, and verify them.
 
-A download streams into ``<file>.part`` (:mod:`grader.download`: bytes capped at the
+A download streams into ``<file>.part`` (:mod:`grader.data.download`: bytes capped at the
 catalogue size plus a margin, an overall deadline, an idle timeout and a minimum rate,
 same-host redirects only); a rerun resumes it with a Range request. The file takes its
 final name only after its size, sha256 (the catalogue's, else the one its first verified
 download recorded beside it: trust on first use), decompressed size and vertex/edge
-counts are verified (:mod:`grader.integrity`), so nothing a later fetch would accept is
+counts are verified (:mod:`grader.data.integrity`), so nothing a later fetch would accept is
 ever left by a failure. A ``.part`` survives only an interrupted transfer (a prefix of the
 server's bytes at their own offsets, checked whole once complete); any failed check
 deletes it. The .gz is kept as downloaded: the loader reads gzip directly.
@@ -19,9 +19,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from grader.datasets import Dataset, DatasetError, load_catalogue
-from grader.download import FetchError, Limits, download
-from grader.integrity import (check_bytes, check_lines, file_sha256, inspect, max_download_bytes, read_record,
+from grader.data.datasets import Dataset, DatasetError, load_catalogue
+from grader.data.download import FetchError, Limits, download
+from grader.data.integrity import (check_bytes, check_lines, file_sha256, inspect, max_download_bytes, read_record,
                               record_path, verify_counts, write_record)
 from sssp_common.files import REPO_ROOT
 

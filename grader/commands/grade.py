@@ -1,9 +1,9 @@
 """`python -m grader grade SUBMISSION... --out DIR`: build and run students' submissions, isolated, over
 the grading matrix; score them; write results.json and index.html per student and a gradebook.
 
-Per submission: unpack safely (grader.submission), key it by its content (grader.identity),
-build it in the sandbox (grader.build), run every cell of the matrix with the same runner
-as `grader sweep` (grader.cellrun), score with the rubric (grader.rubric) after every run,
+Per submission: unpack safely (grader.grading.submission), key it by its content (grader.sweep.identity),
+build it in the sandbox (grader.grading.build), run every cell of the matrix with the same runner
+as `grader sweep` (grader.sweep.cellrun), score with the rubric (grader.grading.rubric) after every run,
 and rewrite DIR/<student>/results.json atomically. Runs go to DIR/runs.jsonl (a lock keeps a
 second grader off it); a rerun skips every run a submission with the same content has done.
 """
@@ -17,21 +17,22 @@ import signal
 import sys
 from pathlib import Path
 
-from grader import gradebook
-from grader.build import build
-from grader.cells import expand, graph_label
-from grader.cellrun import run_cell
-from grader.commands.sweep import GraphUnavailable, add_matrix_arguments, prepare_graph, sigterm_as_interrupt
-from grader.config import ConfigError
-from grader.executors import open_pool_or_say
-from grader.executors.celltask import failure_row, run_task, tasks_for
-from grader.grading import GradeRun, load_grading
-from grader.identity import tree_digest
-from grader.progress import Progress
-from grader.rubric import score
-from grader.sandbox import session_root
-from grader.store import LockedResults, ResultsLocked
-from grader.submission import Refused, Submission, discover, unpack
+from grader.grading import gradebook
+from grader.grading.build import build
+from grader.sweep.cells import expand, graph_label
+from grader.sweep.cellrun import run_cell
+from grader.commands.options import add_matrix_arguments
+from grader.sweep.graphs import GraphUnavailable, prepare_graph, sigterm_as_interrupt
+from grader.sweep.config import ConfigError
+from grader.sweep.executors import open_pool_or_say
+from grader.sweep.executors.celltask import failure_row, run_task, tasks_for
+from grader.grading.config import GradeRun, load_grading
+from grader.sweep.identity import tree_digest
+from grader.sweep.progress import Progress
+from grader.grading.rubric import score
+from grader.jail.sandbox import session_root
+from grader.sweep.store import LockedResults, ResultsLocked
+from grader.grading.submission import Refused, Submission, discover, unpack
 from sssp_common.files import REPO_ROOT, write_text_atomically
 from sssp_common.record import latest_by_run_id, machine, project_commit, read_rows
 
@@ -61,7 +62,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
         timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
         stdout=None, err=None, executor=None, workers=None, scheduler=None) -> int:
     """0: every submission graded (whatever its score); 2: bad usage or config; 130: interrupted.
-    executor, workers, scheduler: where the runs go (grader.executors; default: the matrix's, else local)."""
+    executor, workers, scheduler: where the runs go (grader.sweep.executors; default: the matrix's, else local)."""
     stdout, err = stdout or sys.stdout, err or sys.stderr
     config = Path(config) if config else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG)
     try:

@@ -7,57 +7,27 @@ wrong with one graph or one run is recorded and the sweep goes on.
 """
 from __future__ import annotations
 
-import gzip
-import inspect
 import signal
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.cells import PROJECT_SSSP, Cell, expand, graph_label, looks_like_path
-from grader import cellrun, inputs
-from grader.identity import template_identity
-from grader.config import ConfigError, SweepConfig, load_config, template_fields
-from grader.executors import EXECUTORS, open_pool_or_say
-from grader.executors.celltask import failure_row, make_tasks, run_task
-from grader.progress import Progress, format_duration
-from grader.sandbox import shared_inputs
-from grader.store import LockedResults, ResultsLocked, done_ids
+from grader.sweep.cells import PROJECT_SSSP, Cell, expand, graph_label
+from grader.sweep import cellrun
+from grader.sweep.identity import template_identity
+from grader.sweep.config import ConfigError, SweepConfig, load_config, template_fields
+from grader.sweep.executors import open_pool_or_say
+from grader.sweep.executors.celltask import failure_row, make_tasks, run_task
+from grader.sweep.progress import Progress, format_duration
+from grader.sweep.graphs import GraphUnavailable, PreparedGraph, prepare_graph, sigterm_as_interrupt
+from grader.commands.options import TEMPLATE_HELP, add_matrix_arguments
+from grader.sweep.store import LockedResults, ResultsLocked, done_ids
 from sssp_common.files import REPO_ROOT
-from sssp_common.digest import distances_checksum
 from sssp_common.record import ResultsFile, latest_by_run_id, machine, project_commit, read_rows
 
 HELP = "run a sweep matrix, checking every output (resumes where it stopped)"
 DEFAULT_CONFIG = Path("configs/sweep.toml")
-TEMPLATE_HELP = ("command template, overriding the config's: placeholders {sssp} {python} {input} {output} "
-                 "{bsize} {bcount} {method} {sync} {usesmem} {ordering} {graph} {rep} {config_dir}, "
-                 "e.g. \"{sssp} -input {input} -bsize {bsize} -bcount {bcount} -output {output} "
-                 "{method} -sync {sync} -usesmem {usesmem}\"")
-
-
-def csv_list(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def add_matrix_arguments(parser) -> None:
-    """The matrix options sweep and grade share."""
-    parser.add_argument("--config", type=Path, metavar="PATH", help="sweep matrix (default configs/sweep.toml)")
-    parser.add_argument("--scale", metavar="ci|full|X", help="stand-in size: ci, full or a fraction (overrides the config)")
-    parser.add_argument("--graphs", type=csv_list, metavar="A,B", help="only these graphs (catalogue names or files)")
-    parser.add_argument("--methods", type=csv_list, metavar="A,B", help="only these methods (bmf, segscan, tpe, opt, ...)")
-    parser.add_argument("--reps", type=int, metavar="N", help="repetitions per cell")
-    parser.add_argument("--timeout", type=float, metavar="S", help="seconds before a run is killed")
-    parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="where orderings and stand-ins are cached")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--executor", choices=EXECUTORS, help="where runs go: local (default: one worker process "
-                        "per GPU, or one CPU worker) or dask (a Dask cluster; needs --scheduler)")
-    parser.add_argument("--workers", type=int, metavar="N", help="local: worker processes (default: one per "
-                        "visible GPU; on a CPU-only machine 1, at most 2)")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="dask: the scheduler, e.g. tcp://HOST:8786")
-
-
 def add_arguments(parser) -> None:
     add_matrix_arguments(parser)
     parser.add_argument("--program", metavar="TEMPLATE", help=TEMPLATE_HELP)
@@ -75,31 +45,12 @@ def run_from_args(args) -> int:
 INTERRUPTED = 130
 
 
-class GraphUnavailable(Exception):
-    """This graph cannot be swept here (not downloaded, unreadable, no reference); its cells are skipped."""
-
-
-@dataclass
-class PreparedGraph:
-    name: str
-    path: Path
-    reference: object            # np.ndarray of int64 distances
-    edges: int
-    ordered: dict[str, Path] = field(default_factory=dict)
-    reference_checksum: str = ""     # checked before use (grader.cellrun: once per process for a frozen reference)
-    identities: dict = field(default_factory=dict)   # ordering -> the input file's identity, checked before every run
-
-    @property
-    def vertices(self) -> int:
-        return int(self.reference.shape[0])
-
-
 def run(config: Path | None = None, scale=None, program=None, results: Path | None = None, force=False,
         rerun_failed=False, graphs=None, methods=None, reps=None, timeout=None, dry_run=False, quiet=False,
         cache_dir: Path | None = None, out=None, err=None, executor=None, workers=None, scheduler=None) -> int:
     """0: every run of the matrix ok; 1: some run was not (the table says which); 2: config error;
     130: interrupted (everything finished so far is in the results file). executor, workers,
-    scheduler: where the runs go (grader.executors; None: the config's [executor], else local)."""
+    scheduler: where the runs go (grader.sweep.executors; None: the config's [executor], else local)."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
@@ -204,17 +155,6 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err)
 
 
-def sigterm_as_interrupt():
-    """A batch system's SIGTERM stops the sweep as Ctrl-C does (program killed, rows kept);
-    returns the handler to restore, None where signals cannot be set (not the main thread)."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-    try:
-        return signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:
-        return None
-
-
 def default_results(sweep: SweepConfig, scale_override=None) -> Path:
     """results/<name>.jsonl; a --scale other than the config's gets a file of its own, since run ids
     do not include the scale and a ci-sized run must not pass for a full-sized one."""
@@ -238,96 +178,12 @@ def _note(progress: Progress, err, text: str) -> None:
     print(f"grader sweep: {text}", file=err)
 
 
-# --- one graph ---------------------------------------------------------------------
-
-def prepare_graph(entry: str, sweep: SweepConfig, orderings: set[str], cache_dir: Path | None) -> PreparedGraph:
-    """Resolve the graph; write its spec-format inputs (plain `src dst w` text, one per ordering,
-    cached by content) and expose them read-only; compute the reference on exactly what the
-    program reads (cached by content; its checksum kept and checked before every run)."""
-    name = graph_label(entry)
-    path = resolve_graph(entry, sweep, cache_dir)
-    import reference
-    folder = Path(cache_dir) / "inputs" if cache_dir else None
-    try:
-        given = inputs.spec_input(path, "given", folder)
-    except Exception as error:
-        raise GraphUnavailable(f"cannot write the spec-format input for {path}: {type(error).__name__}: {error}") from None
-    try:
-        distances = _call(reference.distances, given, cache_dir=cache_dir)
-    except Exception as error:  # a reference that cannot be had: skip the graph, say why
-        raise GraphUnavailable(f"no reference for {path}: {type(error).__name__}: {error}") from None
-    shown = shared_inputs()
-    ordered, identities = {}, {}
-    for ordering in sorted(orderings):
-        try:
-            ordered[ordering] = inputs.expose(inputs.spec_input(path, ordering, folder), shown)
-        except Exception as error:
-            raise GraphUnavailable(f"cannot write the {ordering} ordering: {type(error).__name__}: {error}") from None
-        identities[ordering] = inputs.identity(ordered[ordering])
-    cellrun.keep_private(cache_dir)
-    distances = cellrun.freeze(distances)
-    return PreparedGraph(name=name, path=path, reference=distances, edges=count_edges(given), ordered=ordered,
-                         reference_checksum=distances_checksum(distances), identities=identities)
-
-
-def resolve_graph(entry: str, sweep: SweepConfig, cache_dir: Path | None) -> Path:
-    """A file entry (relative to the config's folder, else the current one) or a catalogue name."""
-    if looks_like_path(entry):
-        candidates = [Path(entry).expanduser()] if Path(entry).is_absolute() else \
-            [sweep.config_dir / entry, Path.cwd() / entry]
-        for candidate in candidates:
-            if candidate.is_file():
-                return candidate.resolve()
-        raise GraphUnavailable(f"no such file: {candidates[0]}")
-    try:
-        from grader import datasets
-    except ImportError as error:
-        raise GraphUnavailable(f"the graph catalogue is not available ({error})") from None
-    try:
-        return Path(_call(datasets.resolve, entry, scale=sweep.scale,
-                          data_dirs=list(sweep.data_dirs) or None, cache_dir=cache_dir))
-    except datasets.DatasetError as error:
-        raise GraphUnavailable(str(error)) from None
-    except Exception as error:
-        raise GraphUnavailable(f"{type(error).__name__}: {error}") from None
-
-
-def _call(function, *args, **kwargs):
-    """Pass keyword arguments (cache_dir, data_dirs, ...) only to functions that take them:
-    the contract allows either; a None cache_dir is left to the callee's default."""
-    try:
-        parameters = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return function(*args, **{k: v for k, v in kwargs.items() if v is not None})
-    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    kwargs = {key: value for key, value in kwargs.items()
-              if (open_ended or key in parameters) and not (key == "cache_dir" and value is None)}
-    return function(*args, **kwargs)
-
-
-def count_edges(path: Path) -> int:
-    """Edge lines of a SNAP list (not blank, not a comment) or of a DIMACS .gr ('a' lines),
-    gzipped or not, counted in big byte chunks (seconds for LiveJournal, not minutes)."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    dimacs = ".gr" in Path(path).name
-    count, previous = 0, b"\n"
-    with opener(path, "rb") as handle:
-        while chunk := handle.read(1 << 24):
-            text = previous + chunk          # the byte before lets a line start straddle chunks
-            if dimacs:
-                count += text.count(b"\na")
-            else:
-                count += text[:-1].count(b"\n") - sum(text.count(b"\n" + c) for c in (b"#", b"%", b"\n", b"\r"))
-            previous = chunk[-1:]
-    return count
-
-
 # --- one cell ----------------------------------------------------------------------
 
 def run_cell(cell: Cell, graph: PreparedGraph, sweep: SweepConfig, provenance: dict,
              store: ResultsFile) -> tuple[dict, float]:
     """Run (isolated), judge, append; returns the row and the harness's own seconds (total minus
-    the program's). The one runner sweep, grade and the executors share: grader.cellrun."""
+    the program's). The one runner sweep, grade and the executors share: grader.sweep.cellrun."""
     return cellrun.run_cell(cell, graph, sweep, provenance, store)
 
 

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 from sssp_common.edgelist import write_edge_list
-from grader import synth
-from grader.datasets import DatasetError, load_catalogue, scale_fraction, scale_tag
+from grader.data import synth
+from grader.data.datasets import DatasetError, load_catalogue, scale_fraction, scale_tag
 
 
 HELP = "write deterministic stand-ins for the big graphs"
@@ -22,7 +22,7 @@ def add_arguments(parser) -> None:
 
 def run_from_args(args) -> int:
     from sssp_common.errors import UsageError
-    from grader.config import ConfigError, parse_scale
+    from grader.sweep.config import ConfigError, parse_scale
     try:
         scale = parse_scale(args.scale, "--scale")
     except ConfigError as error:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.config import check_keys, read_toml
+from grader.tomlfile import check_keys, read_toml
 
 PARTIAL = ("fraction", "all")
 VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")

@@ -36,9 +36,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import cgroups, reaper
+from grader.jail import cgroups, reaper
 
-JAIL = Path(__file__).with_name("jail.py")
+JAIL = Path(__file__).with_name("child.py")
 DEFAULT_UID = 64123
 GIB = 1 << 30
 MIB = 1 << 20

@@ -20,8 +20,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterator
 
-from grader.executors.worker import inline_call, init_local_worker, local_call
-from grader.executors.outcome import Outcome
+from grader.sweep.executors.worker import inline_call, init_local_worker, local_call
+from grader.sweep.executors.outcome import Outcome
 
 MAX_ATTEMPTS = 3          # a cell whose worker dies this often is recorded as failed, not retried forever
 STOP_GRACE_S = 5.0

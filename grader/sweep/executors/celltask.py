@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from grader.cellrun import freeze
+from grader.sweep.cellrun import freeze
 from sssp_common.digest import file_digest
 from sssp_common.files import atomic_writer, cache_dir as default_cache_dir
 from sssp_common.record import RunRecord, utc_now
@@ -36,10 +36,10 @@ class Shipped:
 
 @dataclass(frozen=True)
 class CellTask:
-    cell: object                  # grader.cells.Cell
+    cell: object                  # grader.sweep.cells.Cell
     graph: object                 # the prepared graph without its reference array (it travels as a file)
     vertices: int
-    sweep: object                 # grader.config.SweepConfig
+    sweep: object                 # grader.sweep.config.SweepConfig
     provenance: dict
     inputs: tuple[Shipped, ...]   # the ordered edge list the program reads (and a graded program itself)
     reference: Shipped
@@ -53,7 +53,7 @@ _shipped: dict[int, tuple] = {}   # id of a frozen reference -> (weak ref to it,
 
 def ship_reference(distances: np.ndarray, folder: Path | None = None) -> Shipped:
     """The reference distances as a .npy file named by its content (written once, atomically).
-    A frozen reference (grader.cellrun.freeze: cannot change) is serialised and hashed once per
+    A frozen reference (grader.sweep.cellrun.freeze: cannot change) is serialised and hashed once per
     process, not again for every submission that `grade` ships it for."""
     folder = Path(folder) if folder is not None else default_cache_dir("reference") / "shipped"
     known = _shipped.get(id(distances))

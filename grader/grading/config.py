@@ -7,12 +7,13 @@ import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from grader.build import BuildOptions
-from grader.config import ConfigError, SweepConfig, _from_table, apply_overrides, check_keys, read_toml
-from grader.rubric import Rubric, RubricError, load_rubric
-from grader.sandbox import Sandbox
-from grader.submission import Limits
-from grader.timings import DEFAULT_PATTERNS, STAGES, Pattern
+from grader.grading.build import BuildOptions
+from grader.sweep.config import SweepConfig, _from_table, apply_overrides
+from grader.tomlfile import ConfigError, check_keys, read_toml
+from grader.grading.rubric import Rubric, RubricError, load_rubric
+from grader.jail.sandbox import Sandbox
+from grader.grading.submission import Limits
+from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern
 
 GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns"}
 SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path"}
@@ -31,7 +32,7 @@ class Grading:
 
 @dataclass(frozen=True)
 class GradeRun:
-    """What the one runner (grader.cellrun.run_cell) reads of a 'sweep' when grading: picklable."""
+    """What the one runner (grader.sweep.cellrun.run_cell) reads of a 'sweep' when grading: picklable."""
     name: str
     command: str
     config_dir: Path

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.config import SweepConfig
+from grader.sweep.config import SweepConfig
 from sssp_common.files import REPO_ROOT
 from sssp_common.record import run_id
 
@@ -72,7 +72,7 @@ def expand(config: SweepConfig, graphs: tuple[str, ...] | None = None, program_i
     (which the report's ranges and outlier rule see) instead of every repetition of one.
     With ``warmup`` set, each (ordering, method, sync) first gets that many warm-up runs at
     the first configuration, recorded with negative reps (file caches, GPU clocks).
-    ``program_id`` keys the run ids (grader.identity); ``label`` overrides the config's."""
+    ``program_id`` keys the run ids (grader.sweep.identity); ``label`` overrides the config's."""
     cells = []
     for entry in graphs if graphs is not None else config.graphs:
         graph = graph_label(entry)

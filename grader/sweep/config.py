@@ -6,10 +6,10 @@ defaults for hours; every unknown key or bad value stops with the file and key n
 from __future__ import annotations
 
 import string
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.tomlfile import ConfigError, check_keys, read_toml
 from sssp_common.vocabulary import ORDERINGS, SEGSCAN, SPEC_CONFIGS, SYNCS, program_method
 
 
@@ -21,35 +21,6 @@ SAMPLE_PACKAGE_TEMPLATE = ("{sssp} --input {input} --bsize {bsize} --bcount {bco
                            "--method {method} --sync {sync} --usesmem {usesmem}")
 PLACEHOLDERS = frozenset({"sssp", "python", "config_dir", "input", "output", "bsize", "bcount",
                           "method", "sync", "usesmem", "ordering", "graph", "rep"})
-
-
-class ConfigError(Exception):
-    """A sweep file that cannot be run as written; the message names the file and key."""
-
-
-def read_toml(path: Path, error_class: type[Exception] = ConfigError, what: str = "sweep config") -> dict:
-    """The TOML file at ``path`` as a dict; a missing, unreadable or malformed file is one
-    ``error_class`` line naming the file (``what``: the kind of file, for "no such ...")."""
-    try:
-        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise error_class(f"{path}: no such {what}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise error_class(f"{path}: cannot read: {error}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise error_class(f"{path}: not valid TOML: {error}") from None
-
-
-def check_keys(table: dict, known, where: str = "", error_class: type[Exception] = ConfigError,
-               path: Path | None = None) -> None:
-    """Stops at any key of ``table`` outside ``known``, naming each as WHERE.KEY (a typo would
-    otherwise quietly mean the default); ``path``, when given, leads the message."""
-    unknown = sorted(set(table) - set(known))
-    if unknown:
-        prefix = f"{where}." if where else ""
-        lead = f"{path}: " if path is not None else ""
-        raise error_class(f"{lead}unknown key(s) {', '.join(prefix + key for key in unknown)} "
-                          f"(known: {', '.join(sorted(known))})")
 
 
 @dataclass(frozen=True)
@@ -99,7 +70,7 @@ class SweepConfig:
     data_dirs: tuple[Path, ...] = ()
     cache_dir: Path | None = None
     notes: tuple[str, ...] = field(default=())
-    executor: str = "local"        # [executor]: where cells run (grader.executors)
+    executor: str = "local"        # [executor]: where cells run (grader.sweep.executors)
     workers: int | None = None     # local: worker processes (default one per GPU)
     scheduler: str | None = None   # dask: the scheduler's address
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.datasets import Dataset
-from grader.download import FetchError
+from grader.data.datasets import Dataset
+from grader.data.download import FetchError
 from sssp_common.files import write_text_atomically
 
 CHUNK = 1 << 20

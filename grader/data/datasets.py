@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sssp_common.edgelist import write_edge_list
-from grader import synth
-from grader.config import check_keys, read_toml
+from grader.data import synth
+from grader.tomlfile import check_keys, read_toml
 from sssp_common.files import REPO_ROOT, cache_dir
 
 CATALOGUE = REPO_ROOT / "configs" / "graphs.toml"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import uuid
 from typing import Callable, Iterator
 
-from grader.executors.outcome import Outcome
-from grader.executors.worker import dask_call
+from grader.sweep.executors.outcome import Outcome
+from grader.sweep.executors.worker import dask_call
 
 INSTALL_HINT = "pip install 'dask[distributed]>=2024.1' (or pip install -e '.[dask]')"
 RETRIES = 1                  # for tasks that raise (a flaky shared folder); lost workers are Dask's own

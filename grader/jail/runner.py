@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from grader import sandbox as sb
+from grader.jail import sandbox as sb
 
 STDOUT_HEAD_BYTES = 64 * 1024
 STDOUT_TAIL_BYTES = 64 * 1024

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import sandbox as sb
-from grader.runner import read_head, read_tail
+from grader.jail import sandbox as sb
+from grader.jail.runner import read_head, read_tail
 
 LOG_HEAD, LOG_TAIL = 48 * 1024, 48 * 1024
 MAKEFILE_NAMES = re.compile(r"^(?:GNUmakefile|[Mm]akefile|.*\.mk)$")

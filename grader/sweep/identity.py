@@ -7,7 +7,7 @@ sweep or grade never reuses another program's runs and a changed program runs ag
 - any other ``--program`` template: ``program@<digest>`` of the template's text and of every
   file it names (its first token resolved on PATH; ``{python}`` is this Python);
 - a submission: ``submission@<digest>`` of its unpacked tree (paths, modes, bytes), the build
-  options and the template (grader.submission).
+  options and the template (grader.grading.submission).
 """
 from __future__ import annotations
 

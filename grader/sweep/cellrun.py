@@ -2,10 +2,10 @@
 sandbox, judged in every dimension, returned as a run record.
 
 `run_cell(cell, graph, sweep, provenance, store)` keeps the signature the sweep always had
-(grader.executors call it on workers): every argument is picklable; `sweep` is a
+(grader.sweep.executors call it on workers): every argument is picklable; `sweep` is a
 SweepConfig or anything with its attributes, plus optionally
-- `sandbox`: grader.sandbox.Sandbox (default: see `sandbox_for`),
-- `patterns`: timing-line patterns (grader.timings.Pattern) to recover times with,
+- `sandbox`: grader.jail.sandbox.Sandbox (default: see `sandbox_for`),
+- `patterns`: timing-line patterns (grader.sweep.timings.Pattern) to recover times with,
 - `program_path`: what `{sssp}` means (grade: the built submission; default this checkout's),
 - `record_extra`: fields added to every row (grade: the build options).
 No state is kept between calls but a memo of sandbox-reachability probes.
@@ -21,12 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import inputs, outfile
-from grader.cells import PROJECT_SSSP, render_command
-from grader.check import classify
-from grader.runner import run_program
-from grader.sandbox import Sandbox
-from grader.timings import DEFAULT_PATTERNS
+from grader.data import inputs
+from grader.sweep import outfile
+from grader.sweep.cells import PROJECT_SSSP, render_command
+from grader.sweep.check import classify
+from grader.jail.runner import run_program
+from grader.jail.sandbox import Sandbox
+from grader.sweep.timings import DEFAULT_PATTERNS
 from sssp_common.record import utc_now
 from sssp_common.digest import distances_checksum
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import outfile, timings
-from grader.outfile import NoOutput, Unparsable
-from grader.timings import DEFAULT_PATTERNS, parse_extras
+from grader.sweep import outfile, timings
+from grader.sweep.outfile import NoOutput, Unparsable
+from grader.sweep.timings import DEFAULT_PATTERNS, parse_extras
 from sssp_common.vocabulary import UNREACHABLE
 
 SHOW_DIFFERENCES = 5

@@ -33,7 +33,7 @@ def tag(row: dict, worker: str, gpu: str) -> dict:
     return row
 
 
-# --- local workers (grader.executors.local) ------------------------------------------
+# --- local workers (grader.sweep.executors.local) ------------------------------------------
 
 def init_local_worker(name: str, gpu: str | None, parent: int) -> None:
     """Pool initializer, before any CUDA use: the GPU this worker may see (its programs inherit
@@ -80,7 +80,7 @@ def inline_call(fn, task, worker: str, gpu: str):
     return tag(row, worker, gpu), overhead
 
 
-# --- Dask workers (grader.executors.cluster) -----------------------------------------
+# --- Dask workers (grader.sweep.executors.cluster) -----------------------------------------
 
 def dask_call(fn, task):
     """Run fn(task) on a Dask worker, which staff started with one GPU visible

@@ -13,8 +13,8 @@ import os
 import subprocess
 from typing import Callable, Mapping
 
-from grader.executors.cluster import ExecutorUnavailable, import_distributed
-from grader.executors.outcome import Outcome
+from grader.sweep.executors.cluster import ExecutorUnavailable, import_distributed
+from grader.sweep.executors.outcome import Outcome
 
 EXECUTORS = ("local", "dask")
 CPU_WORKER_LIMIT = 2    # more CPU workers than that share the cores and spoil the timings
@@ -61,11 +61,11 @@ def open_executor(kind: str, fn: Callable, *, workers: int | None = None, schedu
     One worker runs in this process. dask: ``scheduler`` is an address or a connected Client.
     Raises ExecutorUnavailable (one line) when the choice cannot work here."""
     if kind == "dask":
-        from grader.executors.cluster import DaskExecutor
+        from grader.sweep.executors.cluster import DaskExecutor
         return DaskExecutor(fn, scheduler)
     if kind != "local":
         raise ExecutorUnavailable(f"--executor: unknown executor {kind!r} (choose from {', '.join(EXECUTORS)})")
-    from grader.executors.local import InlineExecutor, LocalExecutor
+    from grader.sweep.executors.local import InlineExecutor, LocalExecutor
     gpus = visible_gpus() if gpus is None else list(gpus)
     if workers is not None and workers < 1:
         raise ExecutorUnavailable(f"--workers: must be at least 1, got {workers}")
