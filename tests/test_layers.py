@@ -11,19 +11,20 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("sssp_common", "sssp_gpu", "reference", "report", "grader")
 
 # What each layer may import of ours (itself always). Order of grader's layers, top to bottom:
-# commands -> grading -> sweep -> jail, data -> tomlfile.
+# commands -> grading -> sweep -> jail, data -> tomlfile, progress (leaves).
 MAY_IMPORT = {
     "sssp_common": set(),
     "sssp_gpu": {"sssp_common"},
     "reference": {"sssp_common"},
     "report": {"sssp_common"},
     "grader.tomlfile": set(),
-    "grader.data": {"grader.tomlfile", "sssp_common", "reference"},
+    "grader.progress": set(),
+    "grader.data": {"grader.tomlfile", "grader.progress", "sssp_common", "reference"},
     "grader.jail": {"sssp_common"},
-    "grader.sweep": {"grader.jail", "grader.data", "grader.tomlfile", "sssp_common", "reference", "sssp_gpu"},
-    "grader.grading": {"grader.sweep", "grader.jail", "grader.data", "grader.tomlfile", "sssp_common",
+    "grader.sweep": {"grader.jail", "grader.data", "grader.tomlfile", "grader.progress", "sssp_common", "reference", "sssp_gpu"},
+    "grader.grading": {"grader.sweep", "grader.jail", "grader.data", "grader.tomlfile", "grader.progress", "sssp_common",
                        "reference", "sssp_gpu"},
-    "grader.commands": {"grader.grading", "grader.sweep", "grader.jail", "grader.data", "grader.tomlfile",
+    "grader.commands": {"grader.grading", "grader.sweep", "grader.jail", "grader.data", "grader.tomlfile", "grader.progress",
                         "sssp_common", "reference", "report", "sssp_gpu"},
     "grader.__main__": {"grader.commands", "sssp_common"},
     "grader": set(),     # grader/__init__.py

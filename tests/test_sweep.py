@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from grader.commands import sweep
-from grader.sweep.progress import Progress
+from grader.progress import Progress
 from grader.jail.runner import run_program
 from sssp_common.record import read_rows
 
@@ -241,23 +241,24 @@ def test_command_line_help_dry_run_and_errors(tmp_path):
     assert bad_scale.returncode == 2 and "--scale" in bad_scale.stderr and len(bad_scale.stderr.splitlines()) == 1
 
 
-def test_progress_in_a_log_and_on_a_terminal():
-    clock = iter(range(100)).__next__
-    log = io.StringIO()
-    with Progress(3, stream=log, tty=False, clock=lambda: float(clock())) as bar:
-        bar.update(0, label="a")
-        bar.update(1, label="a", status="ok")
-        bar.update(1, label="b", status="crash")
-        bar.update(1, label="c", status="ok")
-    lines = log.getvalue().splitlines()
-    assert len(lines) == 3 and lines[1].startswith("[") and "2/3" in lines[1] and "1 crash" in lines[1]
-    assert "b: crash" in lines[1] and "ETA" in lines[0]
+def test_progress_on_a_terminal_in_a_log_and_quiet():
     term = io.StringIO()
-    with Progress(1000, unit="bytes", stream=term, tty=True, label="x.gz") as bar:
-        bar.update(500)
-        bar.update(500)
-    assert term.getvalue().startswith("\r") and "1000 B/1000 B" in term.getvalue() and term.getvalue().endswith("\n")
-    quiet = io.StringIO()
-    with Progress(2, stream=quiet, quiet=True) as bar:
-        bar.update(2)
-    assert quiet.getvalue() == ""
+    with Progress(3, stream=term, tty=True) as bar:
+        bar.update(0, label="graph-a 256x8 bmf")
+        bar.update(1, label="graph-a 256x8 bmf", status="ok")
+        bar.update(1, label="graph-b 512x4 tpe", status="crash")
+        bar.write("grader sweep: skipped graph-c")
+        bar.update(1, label="graph-b 512x4 tpe", status="ok")
+    drawn = term.getvalue()
+    last = drawn.rsplit("\r", 1)[-1]
+    assert "3/3" in last and "1 crash" in last and "graph-b 512x4 tpe" in last       # count, failures, cell
+    assert "grader sweep: skipped graph-c\n" in drawn and drawn.endswith("\n")
+    assert "<" in drawn and "?" in drawn.split("\r")[1]       # tqdm's elapsed<ETA, unknown before a rate
+    downloaded = io.StringIO()
+    with Progress(2048, unit="bytes", stream=downloaded, tty=True, label="x.gz", initial=1024) as bar:
+        bar.update(1024)
+    assert "2.00k/2.00k" in downloaded.getvalue().rsplit("\r", 1)[-1]
+    for stream, kwargs in ((io.StringIO(), {"tty": False}), (io.StringIO(), {"tty": True, "quiet": True})):
+        with Progress(2, stream=stream, **kwargs) as bar:      # a log or -q: nothing at all
+            bar.update(2, status="wrong")
+        assert stream.getvalue() == "" and bar.not_ok == {"wrong": 1}

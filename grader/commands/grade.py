@@ -28,7 +28,7 @@ from grader.sweep.executors import open_pool_or_say
 from grader.sweep.executors.celltask import failure_row, run_task, tasks_for
 from grader.grading.config import GradeRun, load_grading
 from grader.sweep.identity import tree_digest
-from grader.sweep.progress import Progress
+from grader.progress import Progress
 from grader.grading.rubric import score
 from grader.jail.sandbox import session_root
 from grader.sweep.store import LockedResults, ResultsLocked

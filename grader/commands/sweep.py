@@ -19,7 +19,7 @@ from grader.sweep.identity import template_identity
 from grader.sweep.config import ConfigError, SweepConfig, load_config, template_fields
 from grader.sweep.executors import open_pool_or_say
 from grader.sweep.executors.celltask import failure_row, make_tasks, run_task
-from grader.sweep.progress import Progress, format_duration
+from grader.progress import Progress, format_duration
 from grader.sweep.graphs import GraphUnavailable, PreparedGraph, prepare_graph, sigterm_as_interrupt
 from grader.commands.options import TEMPLATE_HELP, add_matrix_arguments
 from grader.sweep.store import LockedResults, ResultsLocked, done_ids
@@ -172,10 +172,8 @@ def _config_path(config) -> Path:
 
 
 def _note(progress: Progress, err, text: str) -> None:
-    """A line of its own that does not collide with the bar drawn in place."""
-    if progress.tty and not progress.quiet:
-        err.write("\r\x1b[K")
-    print(f"grader sweep: {text}", file=err)
+    """A line of its own above the bar (the bar is redrawn below it)."""
+    progress.write(f"grader sweep: {text}")
 
 
 # --- one cell ----------------------------------------------------------------------

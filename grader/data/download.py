@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from grader.progress import Progress
+
 CHUNK = 1 << 20
 
 
@@ -120,7 +122,7 @@ def _attempt(opener, url: str, part: Path, have: int, clock: _Clock, out) -> boo
             return True
         if total is not None and limits.max_bytes is not None and total > limits.max_bytes:
             raise FetchError(f"the server offers {total:,} bytes, more than the {limits.max_bytes:,} expected")
-        bar = ProgressBar(part.name, total, out, start=start)
+        bar = Progress(total, unit="bytes", label=part.name, stream=out, initial=start)
         received = start
         window_start, window_bytes = time.monotonic(), 0
         try:
@@ -135,7 +137,7 @@ def _attempt(opener, url: str, part: Path, have: int, clock: _Clock, out) -> boo
                     stream.write(block)
                     received += len(block)
                     window_bytes += len(block)
-                    bar.update(received)
+                    bar.update(len(block))
                     clock.check(received)
                     now = time.monotonic()
                     if now - window_start >= limits.rate_window_s:
@@ -172,43 +174,3 @@ def _placement(response) -> tuple[int, int | None]:
         return -1, None  # a partial answer that does not say where it starts: unusable
     length = response.headers.get("Content-Length")
     return 0, int(length) if length and length.isdigit() else None
-
-
-class ProgressBar:
-    """bytes done/total, rate and ETA on one line, redrawn at most 5 times a second on a terminal."""
-
-    def __init__(self, label: str, total: int | None, out, start: int = 0):
-        self.label, self.total, self.out, self.start = label, total, out, start
-        self.began = time.monotonic()
-        self.last_draw = 0.0
-        self.done = start
-        self.live = bool(getattr(out, "isatty", lambda: False)())
-
-    def update(self, done: int) -> None:
-        self.done = done
-        now = time.monotonic()
-        if self.live and now - self.last_draw >= 0.2:
-            self.last_draw = now
-            self.out.write("\r" + self.line() + "\033[K")
-            self.out.flush()
-
-    def line(self) -> str:
-        elapsed = max(time.monotonic() - self.began, 1e-6)
-        rate = (self.done - self.start) / elapsed
-        if self.total:
-            fraction = min(self.done / self.total, 1.0)
-            filled = int(fraction * 30)
-            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-            eta_text = f"{eta:.0f}s" if eta != float("inf") else "?"
-            return (f"{self.label} [{'#' * filled}{'.' * (30 - filled)}] {_mb(self.done)}/{_mb(self.total)} "
-                    f"{_mb(rate)}/s ETA {eta_text}")
-        return f"{self.label} {_mb(self.done)} {_mb(rate)}/s"
-
-    def close(self) -> None:
-        text = self.line()
-        self.out.write(("\r" + text + "\033[K\n") if self.live else text + "\n")
-        self.out.flush()
-
-
-def _mb(count: float) -> str:
-    return f"{count / 1e6:.1f} MB"
