@@ -13,7 +13,9 @@ import time
 
 import numpy as np
 
+from . import verdicts
 from .common import median, print_table, ratio, goal_text
+from .verdicts import Baseline
 
 GAPBS_GOAL, GUNROCK_GOAL, OUTCORE_GOAL = 5.0, 3.0, 2.0
 
@@ -73,72 +75,93 @@ def time_opt(graph, sync: str, device, repeats: int, expected: np.ndarray, budge
 
 
 def bench(settings, budget, record, device) -> dict:
-    """Section (b); returns {graph key: opt incore measurement} for the out-of-core table."""
-    from . import graphs, tools
+    """Section (b); returns {graph key: opt incore measurement} for the out-of-core table.
 
-    gapbs_bin, gunrock_bin = tools.find("gapbs"), tools.find("gunrock")
-    notes = []
-    if gapbs_bin is None:
-        notes.append("gapbs: no binary in " + ", ".join(map(str, tools.search_dirs())) + ": column skipped")
-    if gunrock_bin is None:
-        notes.append("Gunrock: no binary in " + ", ".join(map(str, tools.search_dirs())) + ": column skipped")
-    elif not device.is_gpu:
-        notes.append("Gunrock: no GPU here: column skipped")
-        gunrock_bin = False
-    for note in notes:
-        print(f"  {note}", flush=True)
+    Every baseline runs (or comes from the cache, marked with its date) whatever the budget
+    says: a goal that needs a baseline must never read "met" for want of one."""
+    from . import baselines, graphs, tools
+
+    binaries = {"gapbs": tools.find("gapbs"), "Gunrock": tools.find("gunrock")}
+    absent = {}
+    for name, binary in binaries.items():
+        if binary is None:
+            absent[name] = "no binary in " + ", ".join(map(str, tools.search_dirs()))
+    if binaries["Gunrock"] is not None and not device.is_gpu:
+        absent["Gunrock"] = "no GPU here"
+    for name, why in absent.items():
+        print(f"  {name}: {why}: not measured", flush=True)
+    cache = baselines.cache_from_env()
     deltas = DELTAS_QUICK if settings.quick else DELTAS_FULL
-    rows, measured, failures = [], {}, 0
+    rows, measured, failures, notes = [], {}, 0, []
+    goal_rows = {"gapbs": [], "Gunrock": []}
     for spec in graphs.specs(settings.scale):
         # loading, scipy and opt's first run: ~60 ns per edge on the GPU machine's host (LiveJournal ~4 s)
         if not budget.allows(graphs.meta(settings.scale, spec.key)["m"] * 6e-8 + 0.3, f"{spec.label}: the whole row"):
-            rows.append([spec.label, "skipped for time"] + [None] * 8)
+            rows.append([spec.label, "not measured (skipped for time)"] + [None] * 8)
+            for name in goal_rows:
+                goal_rows[name].append((spec.label, None, Baseline.missing("row skipped for time")))
             continue
         graph = graphs.load(settings.scale, spec.key)
         expected, scipy_ms = scipy_dijkstra(graph.n, graphs.load_csr(settings.scale, spec.key))
         opt = time_opt(graph, "incore", device, settings.opt_repeats, expected, budget, f"{spec.label}: opt incore")
         measured[spec.key] = {"graph": graph, "expected": expected, "incore": opt, "label": spec.label}
         failures += opt["wrong_vertices"] > 0
-        gap = tools.Outcome(None, "no binary" if gapbs_bin is None else "")
         wsg = graphs.path(settings.scale, spec.key, settings.gapbs_format)
-        if gapbs_bin is not None:
-            each = wsg.stat().st_size / (0.8e9 if settings.gapbs_format == "wsg" else 0.1e9) + 0.3 + graph.m * 5e-9
-            if budget.allows(each * len(deltas[spec.key]), f"{spec.label}: gapbs"):
-                gap = tools.gapbs_best(gapbs_bin, wsg, deltas[spec.key], settings.threads,
-                                       timeout=max(60.0, 10 * each))
-            else:
-                gap = tools.Outcome(None, "skipped for time")
-        gun = tools.Outcome(None, {None: "no binary", False: "no GPU"}.get(gunrock_bin, ""))
-        if gunrock_bin:
-            mtx = graphs.path(settings.scale, spec.key, "mtx")
-            estimate = mtx.stat().st_size / 60e6 + 2.0
-            if budget.allows(estimate, f"{spec.label}: Gunrock"):
-                gun = tools.gunrock(gunrock_bin, mtx, settings.gunrock_runs, timeout=max(60.0, 5 * estimate))
-            else:
-                gun = tools.Outcome(None, "skipped for time")
-        for name, outcome in (("gapbs", gap), ("Gunrock", gun)):
-            if outcome.ms is None and outcome.detail not in ("", "no binary", "no GPU", "skipped for time"):
-                notes.append(f"{spec.label}: {name} failed: {outcome.detail}")
+        mtx = graphs.path(settings.scale, spec.key, "mtx")
+        runners = {
+            "gapbs": (wsg, {"deltas": list(deltas[spec.key]), "threads": settings.threads, "trials": 5,
+                            "format": settings.gapbs_format},
+                      lambda b, f: tools.gapbs_best(b, f, deltas[spec.key], settings.threads, timeout=300)),
+            "Gunrock": (mtx, {"runs": settings.gunrock_runs, "source": 0},
+                        lambda b, f: tools.gunrock(b, f, settings.gunrock_runs, timeout=300)),
+        }
+        got = {}
+        for name, (graph_file, run_settings, run_tool) in runners.items():
+            if name in absent:
+                got[name] = Baseline.missing(absent[name])
+                continue
+            got[name] = _baseline(cache, name, binaries[name], graph_file, device.name, run_settings, run_tool)
+            if got[name].ms is None:
+                notes.append(f"{spec.label}: {name} failed: {got[name].note}")
+        gap, gun = got["gapbs"], got["Gunrock"]
         record("versus", graph=spec.key, label=spec.label, vertices=graph.n, edges=graph.m, device=device.name,
-               opt_incore=opt, scipy_ms=scipy_ms, gapbs_ms=gap.ms, gapbs_detail=gap.detail, gapbs_runs=gap.runs,
+               opt_incore=opt, scipy_ms=scipy_ms, gapbs_ms=gap.ms, gapbs_source=gap.source, gapbs_detail=gap.note,
                gapbs_threads=settings.threads, gapbs_format=settings.gapbs_format, gunrock_ms=gun.ms,
-               gunrock_detail=gun.detail, gunrock_runs=gun.runs)
-        over_gapbs, over_gunrock = ratio(gap.ms, opt["ms"]), ratio(gun.ms, opt["ms"])
-        row = [spec.label, opt["ms"], _cell_ms(gap), _times(over_gapbs), _cell_ms(gun), _times(over_gunrock),
-               scipy_ms, opt["rounds"], f"{opt['relax_per_edge']:.2f}",
+               gunrock_source=gun.source, gunrock_detail=gun.note)
+        for name in goal_rows:
+            goal_rows[name].append((spec.label, opt["ms"], got[name]))
+        row = [spec.label, opt["ms"], gap.cell(), verdicts.ratio_cell(gap, opt["ms"]), gun.cell(),
+               verdicts.ratio_cell(gun, opt["ms"]), scipy_ms, opt["rounds"], f"{opt['relax_per_edge']:.2f}",
                "ok" if opt["wrong_vertices"] == 0 else f"WRONG ({opt['wrong_vertices']} vertices)"]
         rows.append(row)
-        print(f"  {spec.label}: opt {opt['ms']:.3f} ms | gapbs {_cell_ms(gap)} ({_times(over_gapbs)}) | "
-              f"Gunrock {_cell_ms(gun)} ({_times(over_gunrock)}) | scipy {scipy_ms:.1f} ms", flush=True)
+        print(f"  {spec.label}: opt {opt['ms']:.3f} ms | gapbs {gap.cell()} ({row[3]}) | "
+              f"Gunrock {gun.cell()} ({row[5]}) | scipy {scipy_ms:.1f} ms", flush=True)
     goals = (f"goals: gapbs/opt >= {GAPBS_GOAL:g}x, Gunrock/opt >= {GUNROCK_GOAL:g}x on every graph "
              f"(gapbs: {settings.threads} threads, {settings.gapbs_format} input; opt: bsize 1024, "
              f"median of {settings.opt_repeats}, kernel time incl. filtering, every run checked against scipy)")
-    verdicts = _verdicts(rows)
+    lines = [verdicts.verdict("gapbs", GAPBS_GOAL, goal_rows["gapbs"]),
+             verdicts.verdict("Gunrock", GUNROCK_GOAL, goal_rows["Gunrock"])]
     print_table(f"opt incore against gapbs, Gunrock and scipy ({device.timing_label})",
-                ["graph", "opt ms", "gapbs ms (Δ)", "gapbs/opt", "Gunrock ms", "Gunrock/opt", "scipy ms",
-                 "rounds", "relax/edge", "check"], rows, [goals] + verdicts + notes)
+                ["graph", "opt ms", "gapbs ms", "gapbs/opt", "Gunrock ms", "Gunrock/opt", "scipy ms",
+                 "rounds", "relax/edge", "check"], rows, [goals] + lines + notes)
     measured["_failures"] = failures
     return measured
+
+
+def _baseline(cache, name, binary, graph_file, gpu, run_settings, run_tool) -> Baseline:
+    """The baseline's time from the cache (marked cached, with its date) or from a fresh run,
+    which is then cached; a failed run is not measured, and not cached."""
+    from . import baselines
+
+    cache_key = baselines.key(name, binary, graph_file, gpu, run_settings)
+    hit = cache.get(cache_key)
+    if hit is not None:
+        return Baseline(hit.ms, "cached", hit.date)
+    outcome = run_tool(binary, graph_file)
+    if outcome.ms is None:
+        return Baseline.missing(outcome.detail or "no time in its output")
+    cache.put(cache_key, outcome.ms, outcome.detail, outcome.runs)
+    return Baseline(outcome.ms, "fresh", outcome.detail)
 
 
 def outcore(settings, budget, record, device, measured: dict) -> int:
@@ -160,24 +183,6 @@ def outcore(settings, budget, record, device, measured: dict) -> int:
     print_table(f"opt outcore against incore ({device.timing_label}, median of {settings.opt_repeats})",
                 ["graph", "incore ms", "outcore ms", "outcore/incore", "outcore rounds", "goal", "check"], rows)
     return failures
-
-
-def _verdicts(rows) -> list[str]:
-    lines = []
-    for label, column, goal in (("gapbs/opt", 3, GAPBS_GOAL), ("Gunrock/opt", 5, GUNROCK_GOAL)):
-        values = [(row[0], row[column]) for row in rows if isinstance(row[column], str) and row[column].endswith("x")]
-        if not values:
-            continue
-        missed = [f"{graph} ({value})" for graph, value in values if float(value.rstrip("x")) < goal]
-        lines.append(f"{label} >= {goal:g}x: " + ("met on every measured graph" if not missed
-                                                  else "missed on " + ", ".join(missed)))
-    return lines
-
-
-def _cell_ms(outcome) -> str:
-    if outcome.ms is None:
-        return outcome.detail.split(":")[0] if outcome.detail else "—"
-    return f"{outcome.ms:.2f}" + (f" ({outcome.detail.replace('Δ=', '')})" if outcome.detail.startswith("Δ=") else "")
 
 
 def _times(value) -> str:

@@ -131,6 +131,7 @@ def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SSSP_DEVICE", "cpu")
     monkeypatch.setenv("SSSP_TOOLS_DIR", str(tools_dir))
     monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SSSP_BASELINE_CACHE", str(tmp_path / "baselines.json"))
     results = tmp_path / "results.jsonl"
     argv = ["--scale", "ci", "--graphs-dir", str(tmp_path / "graphs"), "--results", str(results),
             "--out-dir", str(tmp_path / "out"), "--threads", "1"]
@@ -141,6 +142,9 @@ def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capsys):
                   "bmf / segscan / tpe"):
         assert title in out
     assert "Gunrock: no GPU here" in out
+    # no Gunrock time: its goal is unknown, never met; gapbs ran fresh and was cached
+    assert "Gunrock/opt >= 3x: unknown: " in out and "not measured (no GPU here)" in out
+    assert "gapbs/opt >= 5x: m" in out and "(cached 20" not in out  # met or missed: every graph measured
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     sections = [r["section"] for r in rows]
     assert sections.count("wall") == 14 and sections.count("versus") == 6 and sections[-1] == "summary"
@@ -149,8 +153,11 @@ def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capsys):
     assert all(r["opt_incore"]["wrong_vertices"] == 0 and r["gapbs_ms"] == pytest.approx(4.2) for r in versus)
     assert rows[-1]["failures"] == 0
     # a second run finds every graph in the cache
-    assert run.main(argv + ["--quick", "--only", "versus"]) == 0
-    assert "preparing graphs in" not in capsys.readouterr().out
+    assert run.main(argv + ["--only", "versus"]) == 0  # (--quick tries other Δ: a different cache key)
+    again = capsys.readouterr().out
+    assert "preparing graphs in" not in again
+    # ... and every gapbs time in the cache, each marked with the date it was measured
+    assert again.count("4.20 (cached 20") >= 6 and "gapbs times cached from earlier runs" in again
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork-based preparation")
@@ -182,12 +189,14 @@ def test_a_spent_budget_skips_tables_and_says_what(tmp_path, monkeypatch, capsys
     monkeypatch.setenv("SSSP_DEVICE", "cpu")
     monkeypatch.setenv("SSSP_TOOLS_DIR", str(tmp_path / "no-tools"))
     monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SSSP_BASELINE_CACHE", "off")
     monkeypatch.setattr(tools, "search_dirs", lambda env=None: [tmp_path / "no-tools"])
     argv = ["--quick", "--scale", "ci", "--budget", "0", "--graphs-dir", str(tmp_path / "graphs"),
             "--results", str(tmp_path / "r.jsonl"), "--out-dir", str(tmp_path / "out")]
     assert run.main(argv) == 0
     out = capsys.readouterr().out
     assert "gapbs: no binary" in out
+    assert "gapbs/opt >= 5x: unknown: " in out and "met on" not in out.split("gapbs/opt >= 5x")[1].split("\n")[0]
     assert "skipped for time (" in out and "LiveJournal stand-in, unit: the whole row" in out
     summary = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[-1])
     assert summary["section"] == "summary" and len(summary["skipped"]) >= 14 + 6
