@@ -7,7 +7,8 @@ SweepConfig or anything with its attributes, plus optionally
 - `sandbox`: grader.jail.sandbox.Sandbox (default: see `sandbox_for`),
 - `patterns`: timing-line patterns (grader.sweep.timings.Pattern) to recover times with,
 - `program_path`: what `{sssp}` means (grade: the built submission; default this checkout's),
-- `record_extra`: fields added to every row (grade: the build options).
+- `record_extra`: fields added to every row (grade: the build options),
+- `capture_output`: called with a small output file's text (or None): the shrinker's view.
 No state is kept between calls but a memo of sandbox-reachability probes.
 """
 from __future__ import annotations
@@ -101,6 +102,9 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
                          file_limit_bytes=file_limit) as result:
             verdict = classify(result, graph.reference, sweep.sentinels,
                                getattr(sweep, "patterns", DEFAULT_PATTERNS), max_output_bytes=bound)
+            capture = getattr(sweep, "capture_output", None)
+            if capture is not None:          # the shrinker shows a small graph's printed distances
+                capture(_small_output(result.output_path))
     except (OSError, MemoryError, ValueError) as error:   # the harness failed this run, not the sweep
         row.update(status="crash", distances="crash", detail=f"harness: {type(error).__name__}: {error}")
         store.append(row)
@@ -121,6 +125,20 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
     })
     store.append(row)
     return row, time.perf_counter() - began - result.wall_s
+
+
+CAPTURED_BYTES = 64 << 10
+
+
+def _small_output(path: Path) -> str | None:
+    """The output file's text when small (read without following links), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(CAPTURED_BYTES + 1)
+    return None if len(data) > CAPTURED_BYTES else data.decode("utf-8", "replace")
 
 
 def _base_row(cell, graph, sweep, provenance, started_at) -> dict:

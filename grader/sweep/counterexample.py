@@ -1,0 +1,238 @@
+"""A failing cell shrunk to the smallest graph its program still gets wrong, saved as a file.
+
+Every candidate is run exactly like a graded run: `cellrun.run_cell` with the cell's own
+sweep settings (its jail, limits and timeout), judged against the trusted reference computed on
+that candidate (reference.solver, independent of the program). The reducer is
+grader.sweep.shrink; this module only writes candidates, runs them and saves the result:
+
+    DIR/<method>-<sync>.txt   a valid input (`src dst w` lines) whose `#` lines say how to
+                              reproduce the failure, what was expected, what the program
+                              printed, and how often it failed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from grader.data import inputs
+from grader.jail.sandbox import shared_inputs
+from grader.sweep import cellrun
+from grader.sweep.graphs import PreparedGraph
+from grader.sweep.shrink import Budget, EdgeList, Shrunk, shrink
+from sssp_common.digest import distances_checksum
+from sssp_common.vocabulary import UNREACHABLE
+
+HEADER = "# counterexample candidate (grader shrink)\n"
+MAX_SHOWN_VERTICES = 200
+DEFAULT_BUDGET = Budget(runs=200, seconds=60.0)
+
+
+class _Rows:
+    """A store that keeps rows in memory: candidate runs are not results of the sweep."""
+    def __init__(self):
+        self.rows: list[dict] = []
+
+    def append(self, row: dict) -> None:
+        self.rows.append(row)
+
+
+@dataclass
+class Counterexample:
+    cell: object                 # the failing cell (its configuration and ordering)
+    shrunk: Shrunk
+    expected: list               # distances, None where unreachable
+    got: list | None             # the program's distances as it printed them (None: no readable file)
+    command: str                 # how to reproduce, in the form the program was run with
+    detail: str                  # the grader's verdict line on the final graph
+    path: Path | None = None     # where it was saved
+
+    @property
+    def differing(self) -> list[int]:
+        if self.got is None:
+            return list(range(len(self.expected)))
+        return [v for v, (e, g) in enumerate(zip(self.expected, self.got)) if e != g] + \
+            list(range(len(self.got), len(self.expected)))
+
+    def summary(self) -> dict:
+        """What results.json and the pages show."""
+        return {"method": self.cell.method, "sync": self.cell.sync, "bsize": self.cell.bsize,
+                "bcount": self.cell.bcount, "ordering": self.cell.ordering,
+                "edges": self.shrunk.graph.edges, "vertices": self.shrunk.graph.vertices,
+                "edge_list": self.shrunk.graph.rows(), "kind": self.shrunk.kind,
+                "failed": self.shrunk.failed, "tried": self.shrunk.tried, "flaky": self.shrunk.flaky,
+                "runs": self.shrunk.runs, "seconds": self.shrunk.seconds, "stopped": self.shrunk.stopped,
+                "expected": self.expected, "got": self.got, "differing": self.differing,
+                "command": self.command, "detail": self.detail,
+                "file": str(self.path) if self.path else None}
+
+
+def edge_list_of(path: Path) -> EdgeList:
+    """The spec-format input a failing run read (ours: `src dst w` lines, `#` comments)."""
+    rows = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)
+    return EdgeList(rows[:, 0].copy(), rows[:, 1].copy(), rows[:, 2].copy())
+
+
+def reference_of(graph: EdgeList) -> np.ndarray:
+    from reference.solver import solve
+    return solve(graph.vertices, graph.src, graph.dst, graph.weight)
+
+
+def _as_list(distances: np.ndarray) -> list:
+    return [None if d == UNREACHABLE else int(d) for d in distances.tolist()]
+
+
+class CandidateRunner:
+    """Runs the cell's program on candidates: `trial(graph) -> status` for the reducer."""
+
+    def __init__(self, cell, sweep, provenance: dict, folder: Path | None = None):
+        self.cell = dataclasses.replace(cell, rep=0)
+        self.sweep = sweep
+        self.provenance = provenance
+        self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="shrink-", dir=shared_inputs()))
+        os.chmod(self.folder, 0o755)
+        self.count = 0
+        self.last_row: dict | None = None
+        self.last_output: str | None = None
+
+    def write(self, graph: EdgeList) -> Path:
+        self.count += 1
+        path = self.folder / f"candidate-{self.count:05d}.txt"
+        text = HEADER + "".join(f"{u} {v} {w}\n" for u, v, w in graph.rows())
+        path.write_text(text)
+        os.chmod(path, 0o444)
+        return path
+
+    def prepared(self, graph: EdgeList, path: Path) -> PreparedGraph:
+        frozen = cellrun.freeze(reference_of(graph))
+        return PreparedGraph(name=self.cell.graph, path=path, reference=frozen, edges=graph.edges,
+                             ordered={self.cell.ordering: path}, reference_checksum=distances_checksum(frozen),
+                             identities={self.cell.ordering: inputs.identity(path)})
+
+    def __call__(self, graph: EdgeList) -> str:
+        path = self.write(graph)
+        try:
+            rows = _Rows()
+            sweep = _Capturing(self.sweep)
+            row, _ = cellrun.run_cell(self.cell, self.prepared(graph, path), sweep, self.provenance, rows)
+            self.last_row, self.last_output = row, sweep.captured
+            return row["status"]
+        finally:
+            path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        for leftover in self.folder.glob("candidate-*.txt"):
+            leftover.unlink(missing_ok=True)
+        try:
+            self.folder.rmdir()
+        except OSError:
+            pass
+
+
+class _Capturing:
+    """The sweep settings with `capture_output` on: cellrun then keeps a small output file's
+    text (the program's distances, shown to the student beside the expected ones)."""
+    def __init__(self, sweep):
+        self._sweep = sweep
+        self.captured: str | None = None
+        self.capture_output = self._keep
+
+    def _keep(self, text: str | None) -> None:
+        self.captured = text
+
+    def __getattr__(self, name):
+        return getattr(self._sweep, name)
+
+
+SENTINELS = (-1, 1073741824, 2147483647)     # the unreachable values real submissions print
+
+
+def parse_printed(text: str | None, n: int) -> list | None:
+    """The program's `v:d` (or `v d`) lines as distances: None for unreachable (INF, inf or a
+    sentinel), the text itself where it is no number; None when there is no text at all."""
+    if text is None:
+        return None
+    got: list = [None] * n
+    for line in text.splitlines():
+        parts = line.replace(":", " ").split()
+        if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) >= n:
+            continue
+        value = parts[1]
+        try:
+            number = int(value)
+        except ValueError:
+            got[int(parts[0])] = None if value.lower() in ("inf", "infinity") else value
+            continue
+        got[int(parts[0])] = None if number in SENTINELS else number
+    return got
+
+
+def shrink_cell(cell, sweep, provenance: dict, failing_input: Path, kind: str, *,
+                budget: Budget = DEFAULT_BUDGET, tries: int = 1, confirm: int = 4,
+                reproduce: str = "") -> Counterexample:
+    """Shrink the failure `kind` of `cell` on `failing_input` (the spec-format file it failed on)."""
+    runner = CandidateRunner(cell, sweep, provenance)
+    try:
+        result = shrink(edge_list_of(failing_input), runner, kind, budget=budget, tries=tries, confirm=0,
+                        zero_weights=bool((edge_list_of(failing_input).weight == 0).any()))
+        # the final graph's own runs: how often it fails, and what the program printed when it did
+        failed, tried, got, detail = result.failed, result.tried, None, ""
+        for _ in range(confirm):
+            status = runner(result.graph)
+            tried += 1
+            if status == "wrong" or status == kind:
+                failed += 1
+                got = parse_printed(runner.last_output, result.graph.vertices)
+                detail = runner.last_row.get("detail", "") if runner.last_row else ""
+        if got is None and not detail:                       # it failed only while shrinking
+            detail = "failed while shrinking; not on the confirming runs"
+        result = dataclasses.replace(result, failed=failed, tried=tried, runs=result.runs + confirm)
+    finally:
+        runner.close()
+    expected = _as_list(reference_of(result.graph))
+    command = reproduce or render_reproduction(cell, sweep)
+    return Counterexample(cell=cell, shrunk=result, expected=expected, got=got, command=command, detail=detail)
+
+
+def render_reproduction(cell, sweep) -> str:
+    """The command line in the form the program was run with, the input named `<file>`."""
+    from grader.sweep.cells import render_command
+    argv = render_command(sweep.command, cell, Path("<file>"), Path("out.txt"), sweep.config_dir, sssp=Path("./sssp"))
+    return shlex.join(argv)
+
+
+def save(example: Counterexample, folder: Path) -> Path:
+    """DIR/<method>-<sync>.txt: `#` lines (how to reproduce, expected vs printed, how often), then
+    the edges; written whole (a temporary name, then renamed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{example.cell.method}-{example.cell.sync}.txt"
+    shrunk = example.shrunk
+    lines = [f"# smallest graph found on which this program's {example.cell.method} -sync {example.cell.sync} "
+             f"is {shrunk.kind} ({shrunk.graph.edges} edges, {shrunk.graph.vertices} vertices)",
+             f"# reproduce: {example.command.replace('<file>', target.name)}",
+             f"# failed {shrunk.failed} of {shrunk.tried} runs"
+             + (" (sometimes right: likely a race)" if shrunk.flaky else ""),
+             f"# shrunk in {shrunk.runs} runs, {shrunk.seconds:.1f} s ({shrunk.stopped})",
+             f"# grader: {example.detail}" if example.detail else "# grader: see the run's verdict"]
+    if shrunk.graph.vertices <= MAX_SHOWN_VERTICES:
+        lines.append("# vertex: expected  printed")
+        differing = set(example.differing)
+        for vertex, want in enumerate(example.expected):
+            if example.got is None:
+                have = "(no output read)"
+            else:
+                have = example.got[vertex] if vertex < len(example.got) else "(missing)"
+                have = "INF" if have is None else have
+            mark = "   <-- differs" if vertex in differing else ""
+            lines.append(f"# {vertex}: {'INF' if want is None else want}  {have}{mark}")
+    lines += [f"{u} {v} {w}" for u, v, w in shrunk.graph.rows()]
+    partial = target.with_name(f".{target.name}.part")
+    partial.write_text("\n".join(lines) + "\n")
+    os.replace(partial, target)
+    example.path = target
+    return target

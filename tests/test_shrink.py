@@ -1,0 +1,149 @@
+"""The shrinker's own logic on pure-Python "programs" (no processes): ddmin, renumbering,
+weights, budgets, flakiness; and the random search's graph families."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from grader.data.smallgraphs import FAMILIES, family_graph, search_graphs
+from grader.sweep.shrink import Budget, EdgeList, Reducer, renumber, shrink
+
+INF = None
+
+
+def correct(graph: EdgeList, n: int | None = None) -> list:
+    """Plain Bellman-Ford: the trusted answer for these tests (n: the file's vertex count, when
+    a buggy program below has dropped edges before solving)."""
+    n = graph.vertices if n is None else n
+    dist = [INF] * n
+    dist[0] = 0
+    for _ in range(n):
+        changed = False
+        for u, v, w in graph.rows():
+            if dist[u] is not None and (dist[v] is None or dist[u] + w < dist[v]):
+                dist[v], changed = dist[u] + w, True
+        if not changed:
+            break
+    return dist
+
+
+def drops_last_out_edge_of_wide_vertices(graph: EdgeList) -> list:
+    """A CSR off-by-one: the last out-edge of a vertex of out-degree >= 3 is never relaxed."""
+    last = {}
+    degree = {}
+    for index, (u, _, _) in enumerate(graph.rows()):
+        last[u], degree[u] = index, degree.get(u, 0) + 1
+    skipped = {last[u] for u in last if degree[u] >= 3}
+    return correct(graph.take(np.array([i for i in range(graph.edges) if i not in skipped], dtype=np.int64)),
+                   graph.vertices)
+
+
+def only_32_in_edges(graph: EdgeList) -> list:
+    """A segmented scan that only sees the first warp's worth (32) of a vertex's in-edges."""
+    seen: dict[int, int] = {}
+    keep = []
+    for index, (_, v, _) in enumerate(graph.rows()):
+        seen[v] = seen.get(v, 0) + 1
+        if seen[v] <= 32:
+            keep.append(index)
+    return correct(graph.take(np.array(keep, dtype=np.int64)), graph.vertices)
+
+
+def judge(program):
+    def trial(graph: EdgeList) -> str:
+        return "ok" if program(graph) == correct(graph) else "wrong"
+    return trial
+
+
+def random_graph(seed: int, n: int = 60, m: int = 300) -> EdgeList:
+    rng = random.Random(seed)
+    return EdgeList.of((rng.randrange(n), rng.randrange(n), rng.randint(1, 50)) for _ in range(m))
+
+
+def test_renumber_keeps_the_source_and_makes_ids_compact():
+    graph = EdgeList.of([(7, 3, 5), (0, 7, 1), (3, 9, 2)])
+    compact = renumber(graph)
+    assert compact.rows() == [(1, 2, 5), (0, 1, 1), (2, 3, 2)] and compact.vertices == 4
+    assert renumber(EdgeList.of([(5, 6, 1)])).rows() == [(1, 2, 1)]      # vertex 0 stays, isolated
+
+
+def test_the_csr_off_by_one_shrinks_to_three_edges():
+    graph = random_graph(1)
+    trial = judge(drops_last_out_edge_of_wide_vertices)
+    assert trial(graph) == "wrong"
+    result = shrink(graph, trial, "wrong", budget=Budget(runs=2000, seconds=60))
+    assert result.stopped == "1-minimal" and trial(result.graph) == "wrong"
+    assert result.graph.edges == 3 and result.graph.vertices <= 4
+    assert all(w == 1 for w in result.graph.weight.tolist())            # weights lowered
+    assert set(result.graph.src.tolist()) == {0}                         # one wide vertex: the source
+    assert result.failed == result.tried == 1 and not result.flaky
+
+
+def test_a_bug_past_32_in_edges_keeps_33():
+    rng = random.Random(2)
+    edges = [(0, 1, rng.randint(2, 9)) for _ in range(40)] + [(0, 1, 1)] + \
+            [(rng.randrange(30), rng.randrange(30), 3) for _ in range(100)]
+    graph = EdgeList.of(edges)
+    trial = judge(only_32_in_edges)
+    result = shrink(graph, trial, "wrong", budget=Budget(runs=5000, seconds=60))
+    assert trial(result.graph) == "wrong" and result.stopped == "1-minimal"
+    assert result.graph.edges == 33
+
+
+def test_a_correct_program_has_nothing_to_shrink():
+    with pytest.raises(ValueError, match="not a failure"):
+        Reducer(judge(correct), "ok")
+    for name, edges in search_graphs(40):
+        assert judge(correct)(EdgeList.of(edges)) == "ok", name
+
+
+def test_budgets_stop_the_search_and_say_which():
+    graph = random_graph(3)
+    trial = judge(drops_last_out_edge_of_wide_vertices)
+    by_runs = shrink(graph, trial, "wrong", budget=Budget(runs=5, seconds=60))
+    assert by_runs.stopped == "budget: 5 runs" and by_runs.runs == 5
+    assert trial(by_runs.graph) == "wrong"                      # still a failing graph, just bigger
+    ticks = iter(range(10_000))
+    by_time = shrink(graph, trial, "wrong", budget=Budget(runs=10_000, seconds=3), clock=lambda: next(ticks))
+    assert by_time.stopped == "budget: 3 s" and trial(by_time.graph) == "wrong"
+
+
+def test_a_crash_counts_only_for_a_crash_and_wrong_always_counts():
+    statuses = iter(["crash", "wrong", "timeout"])
+    reducer = Reducer(lambda g: next(statuses), "wrong", tries=1)
+    graph = EdgeList.of([(0, 1, 1)])
+    assert not reducer.fails(graph) and reducer.fails(graph) and not reducer.fails(graph)
+    crash = Reducer(lambda g: "crash", "crash")
+    assert crash.fails(graph)
+
+
+def test_a_flaky_failure_is_kept_when_seen_once_and_reported_as_flaky():
+    rng = random.Random(4)
+
+    def racy(graph: EdgeList) -> str:             # wrong on a wide vertex, one time in three
+        wrong = drops_last_out_edge_of_wide_vertices(graph) != correct(graph)
+        return "wrong" if wrong and rng.random() < 1 / 3 else "ok"
+
+    graph = random_graph(5)
+    result = shrink(graph, racy, "wrong", tries=12, confirm=9, budget=Budget(runs=20_000, seconds=120))
+    assert result.failed >= 1 and result.tried == 10 and result.flaky
+    assert drops_last_out_edge_of_wide_vertices(result.graph) != correct(result.graph)   # a real failure
+    assert result.graph.edges <= 4
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_gives_a_valid_small_graph(family):
+    rng = np.random.default_rng(0)
+    edges = family_graph(family, rng, max_vertices=64)
+    graph = EdgeList.of(edges)
+    assert graph.edges > 0 and graph.vertices <= 64 and (graph.weight >= 0).all()
+    if family == "wide-in":
+        assert np.bincount(graph.dst).max() > 32
+    if family == "self-loops":
+        assert (graph.src == graph.dst).any()
+    if family == "unreachable":
+        assert None in correct(graph)
+    if family == "zero-weights":
+        assert (graph.weight == 0).any()
