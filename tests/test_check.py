@@ -154,7 +154,7 @@ def test_classify_malformed_is_an_unparsable_file_and_stdout_is_judged_apart(tmp
 
 # --- strict numbers, separate dimensions, and the edges earlier suites let slip ---------------
 
-@pytest.mark.parametrize("line", ["5:2 0", "5:2e1", "5:1.0", "5:-1", "5:+3", "5:0x10", "5:INF5", "5:IN F",
+@pytest.mark.parametrize("line", ["5:2 0", "5:2e1", "5:1.0", "5:-2", "5:-1-1", "5:+3", "5:0x10", "5:INF5", "5:IN F",
                                   "INF:5", "5:abc", "5:", ":5", "5:1:2", "5:99999999999999999999999"])
 def test_strict_numbers(tmp_path, line):
     text = "".join(f"{v}:{d}\n" for v, d in enumerate([0, 4, 2, 9, 5])) + line.replace("5:", "5:", 1) + "\n"

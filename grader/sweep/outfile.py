@@ -1,9 +1,11 @@
 """Read a program's output file strictly, fast, and within a size bound; say how its format
 departs from the spec's exact `<v>:<d>` lines, apart from what its distances are.
 
-Strict: a distance is a run of digits or an INF word (INF, inf, Inf, infinity); `5:2 0`,
-`2e1`, `1.0`, `-1`, `+3` are not distances. Spaces around the colon, CRLF line ends, blank
-lines and other INF spellings are read, and reported as format deviations. The structure is
+Strict: a distance is a run of digits, an INF word (INF, inf, Inf, infinity) or `-1` (a
+common way to print unreachable, read as one); `5:2 0`, `2e1`, `1.0`, `-2`, `+3` are not
+distances. Spaces around the colon, CRLF line ends, blank lines, other INF spellings, `-1` and
+`v d` lines without the colon (when no line has one) are read, and reported as format
+deviations: the distances are judged all the same. The structure is
 checked over runs of character classes (one regular-expression pass over a string a few
 bytes per line long), so millions of lines take well under a second; only a bad file is
 walked line by line, to say where it goes wrong.
@@ -32,6 +34,9 @@ _WORDISH = _IS_DIGIT | _IS_LETTER
 _LINE = re.compile(rb"^[ \t]*(\d{1,18})[ \t]*:[ \t]*(\d{1,18}|[A-Za-z]+)[ \t]*\r?$")
 INF_WORDS = {b"inf", b"infinity"}
 _MARK = -(2 ** 62)                      # an INF word, before the numeric parse
+_NO_COLON = re.compile(rb"(?m)^([ \t]*\d{1,18})[ \t]+(?=\S)")      # `v d`: the gap after the vertex
+_MINUS_ONE = re.compile(rb"(?m)(:[ \t]*)-1(?=[ \t]*\r?$)")            # `v:-1` (and `v: -1`)
+_MINUS_ONE_WORD = b"iNFINITY"           # what -1 is read as: a spelling no one writes, so no other note is made
 
 
 class NoOutput(Exception):
@@ -97,6 +102,7 @@ def parse(data: bytes) -> Parsed:
     empty field or a number past int64 fails it). Any failure walks the lines for a message."""
     if not data.strip():
         raise Unparsable("line 1: the output file is empty")
+    data, rewritten = _spellings(data)
     if data.translate(None, _ALLOWED):
         _first_bad_line(data)
     arr = np.frombuffer(data, dtype=np.uint8)
@@ -109,8 +115,8 @@ def parse(data: bytes) -> Parsed:
             or data.count(b"\r") != data.count(b"\r\n") \
             or (spaced and _words_split(arr)) or (lettered and not _letters_ok(data, arr, newlines, colons, line_of_colon, lettered)):
         _first_bad_line(data)
-    deviations = _deviations(data, arr, colons, spaced)
-    inf_words = sorted({w.decode() for w in _WORD.findall(lettered)}) if lettered else []
+    deviations = rewritten + _deviations(data, arr, colons, spaced)
+    inf_words = sorted({w.decode() for w in _WORD.findall(lettered) if w != _MINUS_ONE_WORD}) if lettered else []
     if any(w != "INF" for w in inf_words):
         deviations.append(f"unreachable written as {', '.join(repr(w) for w in inf_words)} (the spec: INF)")
     try:
@@ -120,6 +126,21 @@ def parse(data: bytes) -> Parsed:
     inf = values == _MARK
     values = np.where(inf, 0, values)
     return Parsed(ids, values, inf, deviations, inf_words)
+
+
+def _spellings(data: bytes) -> tuple[bytes, list[str]]:
+    """Rewrite two spellings the spec does not forbid into ones the fast path reads: `v d` lines
+    (no ':' anywhere in the file) get their colon, and a distance of `-1` becomes an INF word
+    (distances are never negative, so -1 can only mean unreachable). Line numbers are kept."""
+    found = []
+    if b":" not in data and _NO_COLON.search(data):
+        data = _NO_COLON.sub(rb"\1:", data)
+        found.append("no ':' between vertex and distance ('v d' lines; the spec: '<vertex>:<distance>')")
+    if b"-" in data:
+        data, count = _MINUS_ONE.subn(rb"\1" + _MINUS_ONE_WORD, data)
+        if count:
+            found.append("unreachable written as '-1' (the spec: INF)")
+    return data, found
 
 
 def _words_split(arr: np.ndarray) -> bool:
@@ -185,7 +206,7 @@ def _first_bad_line(data: bytes, word: bytes | None = None):
         match = _LINE.match(line)
         if match is None or (match.group(2).isalpha() and match.group(2).lower() not in INF_WORDS):
             shown = line.decode("utf-8", errors="replace")[:60]
-            raise Unparsable(f"line {number}: not '<vertex>:<distance>' (a distance is digits or INF): {shown!r}")
+            raise Unparsable(f"line {number}: not '<vertex>:<distance>' (a distance is digits, INF or -1): {shown!r}")
     raise Unparsable("not '<vertex>:<distance>' lines" + (f": {word[:20]!r}" if word else ""))
 
 
