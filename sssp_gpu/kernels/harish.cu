@@ -42,9 +42,10 @@ __global__ void harish_commit(int n, D* cost, const Key* __restrict__ updating, 
     for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
         const Key key = updating[v];
         if (key == ~0ull) continue;
-        const D candidate = (D)(key >> shift);
-        if (candidate < cost[v]) {
-            cost[v] = candidate;
+        // compared at 64 bits: a cost plus a weight may pass D's range (it then never wins)
+        const Key candidate = key >> shift;
+        if (candidate < (Key)cost[v]) {
+            cost[v] = (D)candidate;
             pred[v] = (int)(key & low) - 1;
             mask[v] = 1;
             any = 1;
