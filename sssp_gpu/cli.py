@@ -110,9 +110,15 @@ def _integer(values: dict, name: str) -> int | None:
         raise UsageError(f"-{name} must be an integer, not {values[name]!r}") from None
 
 
-def main(argv: list[str] | None = None, started: float | None = None) -> int:
-    """``started``: ``time.perf_counter()`` at the top of sssp.py (the wall line's fallback start)."""
-    started = process_start(time.perf_counter() if started is None else started)
+def main(argv: list[str] | None = None, started: float | None = None, *, fresh: bool = True,
+         load=None) -> int:
+    """``started``: ``time.perf_counter()`` at the top of sssp.py (the wall line's fallback start).
+    A kept process (sssp_gpu.serve) passes ``fresh=False``, so the wall line starts at
+    ``started`` rather than at the process's start, and its own ``load`` (path -> Graph, a
+    shelf of graphs already read; default sssp_common.loader.load_graph)."""
+    started = time.perf_counter() if started is None else started
+    if fresh:
+        started = process_start(started)
     argv = sys.argv[1:] if argv is None else argv
     if any(token.lstrip("-") in ("h", "help") for token in argv) or not argv:
         stream = sys.stdout if argv else sys.stderr
@@ -122,12 +128,12 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
 
     def parse_and_execute() -> int:
         parsed.append(parse(argv))
-        return _execute(parsed[0], Stages(started))
+        return _execute(parsed[0], Stages(started), load)
 
     return run_cli("sssp", parse_and_execute, usage=USAGE, subject=lambda: parsed[0].input if parsed else None)
 
 
-def _execute(invocation: Invocation, stages: Stages) -> int:
+def _execute(invocation: Invocation, stages: Stages, load=None) -> int:
     # Imported here so that --help and usage errors stay instant; cupy only once a GPU is chosen.
     from sssp_common.files import same_file
     from sssp_common.loader import load_graph
@@ -146,7 +152,7 @@ def _execute(invocation: Invocation, stages: Stages) -> int:
     # "device" stage is whatever of it the load did not hide.
     with ThreadPoolExecutor(max_workers=1) as pool:
         device_ready = pool.submit(ready_device)
-        graph = load_graph(invocation.input)
+        graph = (load or load_graph)(invocation.input)
         if graph.m and not ((graph.src == 0).any() or (graph.dst == 0).any()):
             print(f"sssp: warning: {invocation.input}: vertex 0 (the source) has no edges; "
                   "every other vertex is INF", file=sys.stderr)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -51,11 +52,15 @@ def select_device(choice: str | None = None) -> Device:
     return CPU
 
 
+_READYING = threading.Lock()   # sssp.py starts one call early; the run's own call waits for it
+
+
 def ready_device() -> Device:
     """:func:`select_device`, with the CUDA context created too (``cudaFree(0)``), so that a
     thread can pay for CuPy's import and the context (~0.4 s) while the graph loads."""
-    device = select_device()
-    if device.is_gpu:
-        import cupy
-        cupy.cuda.runtime.free(0)
-    return device
+    with _READYING:
+        device = select_device()
+        if device.is_gpu:
+            import cupy
+            cupy.cuda.runtime.free(0)
+        return device

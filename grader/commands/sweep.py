@@ -7,6 +7,7 @@ wrong with one graph or one run is recorded and the sweep goes on.
 """
 from __future__ import annotations
 
+import dataclasses
 import signal
 import statistics
 import sys
@@ -35,19 +36,23 @@ def add_arguments(parser) -> None:
     parser.add_argument("--force", action="store_true", help="run every cell again, even those already recorded")
     parser.add_argument("--rerun-failed", action="store_true", help="run again the cells whose latest result is not ok")
     parser.add_argument("--dry-run", action="store_true", help="list the cells (done or to do) and stop")
+    parser.add_argument("--cold", action="store_true",
+                        help="run this checkout's ./sssp as one process per cell, not in a kept process per worker")
 
 
 def run_from_args(args) -> int:
     return run(config=args.config, scale=args.scale, program=args.program, results=args.results,
                force=args.force, rerun_failed=args.rerun_failed, graphs=args.graphs, methods=args.methods,
                reps=args.reps, timeout=args.timeout, dry_run=args.dry_run, quiet=args.quiet,
-               cache_dir=args.cache_dir, executor=args.executor, workers=args.workers, scheduler=args.scheduler)
+               cache_dir=args.cache_dir, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
+               cold=args.cold)
 INTERRUPTED = 130
 
 
 def run(config: Path | None = None, scale=None, program=None, results: Path | None = None, force=False,
         rerun_failed=False, graphs=None, methods=None, reps=None, timeout=None, dry_run=False, quiet=False,
-        cache_dir: Path | None = None, out=None, err=None, executor=None, workers=None, scheduler=None) -> int:
+        cache_dir: Path | None = None, out=None, err=None, executor=None, workers=None, scheduler=None,
+        cold=False) -> int:
     """0: every run of the matrix ok; 1: some run was not (the table says which); 2: config error;
     130: interrupted (everything finished so far is in the results file). executor, workers,
     scheduler: where the runs go (grader.sweep.executors; None: the config's [executor], else local)."""
@@ -59,6 +64,8 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     except ConfigError as error:
         print(f"grader sweep: {error}", file=err)
         return 2
+    if cold:
+        sweep = dataclasses.replace(sweep, warm=False)
     results_path = Path(results) if results else default_results(sweep, scale)
     cache_dir = Path(cache_dir) if cache_dir else sweep.cache_dir
     cells = expand(sweep, program_id=template_identity(sweep.command, sweep.config_dir))

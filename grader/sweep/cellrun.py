@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from grader.data import inputs
-from grader.sweep import outfile
+from grader.sweep import outfile, warm
 from grader.sweep.cells import PROJECT_SSSP, render_command
 from grader.sweep.check import classify
 from grader.jail.runner import run_program
 from grader.jail.sandbox import Sandbox
-from grader.sweep.timings import DEFAULT_PATTERNS
+from grader.sweep.timings import DEFAULT_PATTERNS, wall_startup
 from sssp_common.record import utc_now
 from sssp_common.digest import distances_checksum
 
@@ -97,9 +97,12 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
     def argv_for(output_path: Path) -> list[str]:
         return render_command(sweep.command, cell, input_path, output_path, sweep.config_dir, sssp=program)
 
-    try:
-        with run_program(argv_for, sweep.timeout_s, sandbox=sandbox_for(sweep),
-                         file_limit_bytes=file_limit) as result:
+    def fresh():
+        return run_program(argv_for, sweep.timeout_s, sandbox=sandbox_for(sweep), file_limit_bytes=file_limit)
+
+    try:   # this checkout's own ./sssp runs in its kept process (grader.sweep.warm); all else jailed
+        with (warm.kept_or_fresh(argv_for, sweep.timeout_s, sandbox_for(sweep), fresh)
+              if warm.eligible(sweep, cell, program) else fresh()) as result:
             verdict = classify(result, graph.reference, sweep.sentinels,
                                getattr(sweep, "patterns", DEFAULT_PATTERNS), max_output_bytes=bound)
             capture = getattr(sweep, "capture_output", None)
@@ -121,7 +124,7 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
         "stdout_format": verdict["stdout_format"], "stdout_problems": verdict["stdout_problems"],
         "times_source": verdict["times_source"], "time_flag": verdict["time_flag"],
         "stdout_bytes": result.stdout_bytes, "killed_descendants": result.leftovers,
-        "protections": result.protections,
+        "protections": result.protections, "startup_s": wall_startup(result.stdout_text),
     })
     store.append(row)
     return row, time.perf_counter() - began - result.wall_s

@@ -73,6 +73,7 @@ class SweepConfig:
     executor: str = "local"        # [executor]: where cells run (grader.sweep.executors)
     workers: int | None = None     # local: worker processes (default one per GPU)
     scheduler: str | None = None   # dask: the scheduler's address
+    warm: bool = True              # this checkout's ./sssp in a kept process (grader.sweep.warm); --cold: not
 
     @property
     def config_dir(self) -> Path:

@@ -131,3 +131,24 @@ def wall_flag(computation_ms, filtering_ms, wall_s: float | None) -> str:
     if reported > wall_s * 1000.0 + 1.0:
         return f"self-reported kernel time {reported:.3f} ms exceeds the run's wall time {wall_s * 1000:.1f} ms"
     return ""
+
+
+_WALL = re.compile(r"^wall: total [\d.]+ s \((?P<stages>[^)]*)\)", re.MULTILINE)
+
+
+def wall_startup(stdout: str) -> float | None:
+    """Seconds a run spent starting (interpreter, imports, device and its context), from the
+    `wall:` line this project's ./sssp prints (start-up + device stages); None without one."""
+    match = _WALL.search(stdout)
+    if not match:
+        return None
+    stages = {}
+    for part in match.group("stages").split(","):
+        name, _, value = part.strip().rpartition(" ")
+        try:
+            stages[name] = float(value)
+        except ValueError:
+            return None
+    if "start-up" not in stages:
+        return None
+    return round(stages["start-up"] + stages.get("device", 0.0), 4)
