@@ -1,0 +1,228 @@
+"""Several runs on ONE GPU at a time: correctness runs N at a time, timing runs alone.
+
+Why: a graded run costs ~0.3 s of process and CUDA-context start whatever the graph, and the
+GPU idles through most of it; running the correctness runs of several students side by side
+keeps it busy. A run whose time is reported (the leaderboard's) must not share the GPU, so a
+timing run waits until nothing runs and nothing starts until it ends.
+
+Admission: a correctness run starts when a worker is free, no timing run is running or
+waiting for the GPU to empty, and (with others running) the GPU has at least `min_free_mb`
+free (nvidia-smi; on a machine without a GPU: at most one run per core). Timing runs go when
+no correctness run is queued, so they run back to back at the end of a batch rather than
+emptying the GPU between every two correctness runs.
+
+Each worker is its own process (spawned; one sandbox uid each, claimed by the process, so
+concurrent runs never share a uid) running one run at a time; the jail and the limits are
+per run as always. The same four calls as every executor (submit, drain, close, describe),
+plus ``submit_future`` for callers that want a Future, and ``drain`` returns only the
+outcomes of the tasks the calling thread submitted, so one pool serves a thread per student.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Iterator
+
+from grader.sweep.executors.local import MAX_ATTEMPTS, _Slot
+from grader.sweep.executors.outcome import Outcome
+from grader.sweep.executors.worker import local_call
+
+TIMING, CORRECTNESS = "timing", "correctness"
+DEFAULT_MIN_FREE_MB = 2048
+MEMORY_PROBE_TTL_S = 0.5
+
+
+def gpu_free_mb(gpu: str | None) -> int | None:
+    """Free memory of one GPU in MiB (nvidia-smi), None when it cannot be read."""
+    command = ["nvidia-smi", "--query-gpu=memory.free", "--format=csv,noheader,nounits"]
+    if gpu is not None:
+        command += ["-i", str(gpu)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+        return int(done.stdout.split()[0]) if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def admit(kind: str, running: dict[str, int], timing_waiting: bool, correctness_waiting: bool,
+          free_workers: int, memory_ok: bool) -> bool:
+    """May a run of this kind start now? (pure: the whole rule)
+
+    running: kind -> runs in flight. A timing run needs the GPU to itself and goes only when no
+    correctness run waits; a correctness run needs a free worker, no timing run running or
+    waiting for its turn, and room on the GPU when it would not be alone."""
+    busy = sum(running.values())
+    if free_workers <= 0 or running.get(TIMING, 0):
+        return False
+    if kind == TIMING:
+        return busy == 0 and not correctness_waiting
+    if timing_waiting and not correctness_waiting:
+        return False
+    return busy == 0 or memory_ok
+
+
+class SharedGpuPool:
+    """`jobs` worker processes sharing one GPU (or the CPU), admitted by `admit`."""
+    kind = "local"
+
+    def __init__(self, fn: Callable, jobs: int, gpu: str | None = None, is_timing: Callable = lambda task: False,
+                 min_free_mb: int = DEFAULT_MIN_FREE_MB, free_mb: Callable | None = None):
+        if jobs < 1:
+            raise ValueError(f"--jobs: must be at least 1, got {jobs}")
+        self._fn, self._gpu, self._is_timing = fn, gpu, is_timing
+        self._min_free_mb = min_free_mb
+        self._free_mb = free_mb or (lambda: gpu_free_mb(gpu))
+        self._cores = os.cpu_count() or 1
+        context = multiprocessing.get_context("spawn")
+        self._slots = [_Slot(f"shared-{i}", gpu, context) for i in range(jobs)]
+        self._free = deque(self._slots)
+        self._queues = {TIMING: deque(), CORRECTNESS: deque()}
+        self._running = {TIMING: 0, CORRECTNESS: 0}
+        self._lock = threading.Condition()
+        self._closed = False
+        self._memory = (0.0, None)        # (when probed, free MiB)
+        self._outcomes: dict[int, deque] = {}
+        self._waiting: dict[int, int] = {}
+        self.history: list[tuple[str, str, float, float]] = []   # (key, kind, start, end) of each run
+        self.workers = jobs
+        self._thread = threading.Thread(target=self._dispatch, daemon=True, name="shared-gpu-dispatch")
+        self._thread.start()
+
+    def describe(self) -> str:
+        where = f"GPU {self._gpu}" if self._gpu is not None else "CPU"
+        return f"{len(self._slots)} worker processes sharing {where} (correctness runs together, timing runs alone)"
+
+    # --- the executor interface ---------------------------------------------------------
+    def submit(self, key: str, task, fn: Callable | None = None, kind: str | None = None) -> None:
+        me = threading.get_ident()
+        with self._lock:
+            self._outcomes.setdefault(me, deque())
+            self._waiting[me] = self._waiting.get(me, 0) + 1
+        future = self.submit_future(task, fn, kind, key=key)
+        future.add_done_callback(lambda f, me=me, key=key: self._deliver(me, key, f))
+
+    def drain(self, wait: bool = True) -> Iterator[Outcome]:
+        """The outcomes of the tasks this thread submitted, as they finish."""
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                box = self._outcomes.get(me)
+                if box:
+                    outcome = box.popleft()
+                    self._waiting[me] -= 1
+                elif not self._waiting.get(me) or not wait:
+                    return
+                else:
+                    self._lock.wait(0.25)
+                    continue
+            yield outcome
+
+    def close(self, cancel: bool = False) -> None:
+        with self._lock:
+            self._closed = True
+            for queue in self._queues.values():
+                for _, _, _, future, _ in queue:
+                    future.cancel()
+                queue.clear()
+            self._lock.notify_all()
+        for slot in self._slots:
+            if cancel:
+                slot.stop()
+            else:
+                slot.pool.shutdown(wait=True)
+
+    # --- futures ------------------------------------------------------------------------
+    def submit_future(self, task, fn: Callable | None = None, kind: str | None = None, key: str = "") -> Future:
+        """Queue one run; kind: TIMING or CORRECTNESS (default: is_timing(task))."""
+        kind = kind or (TIMING if self._is_timing(task) else CORRECTNESS)
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                future.cancel()
+                return future
+            self._queues[kind].append((key, task, fn or self._fn, future, 1))
+            self._lock.notify_all()
+        return future
+
+    def _deliver(self, me: int, key: str, future: Future) -> None:
+        if future.cancelled():
+            outcome = Outcome(key, None, "cancelled")
+        else:
+            error = future.exception()
+            outcome = Outcome(key, None, f"{type(error).__name__}: {error}") if error else \
+                Outcome(key, future.result()[0], "", future.result()[1])
+        with self._lock:
+            self._outcomes.setdefault(me, deque()).append(outcome)
+            self._lock.notify_all()
+
+    def _memory_ok(self) -> bool:
+        if self._gpu is None:
+            return sum(self._running.values()) < self._cores
+        when, free = self._memory
+        if time.monotonic() - when > MEMORY_PROBE_TTL_S:
+            free = self._free_mb()
+            self._memory = (time.monotonic(), free)
+        return free is None or free >= self._min_free_mb
+
+    def _dispatch(self) -> None:
+        while True:
+            with self._lock:
+                while True:
+                    if self._closed:
+                        return
+                    picked = self._pick()
+                    if picked:
+                        break
+                    self._lock.wait(0.25)
+                kind, item, slot = picked
+                self._running[kind] += 1
+            self._start(kind, item, slot)
+
+    def _pick(self):
+        """Under the lock: the next (kind, item, slot) that `admit` lets start, or None."""
+        for kind in (CORRECTNESS, TIMING):
+            if not self._queues[kind]:
+                continue
+            memory_ok = kind == TIMING or sum(self._running.values()) == 0 or self._memory_ok()
+            if admit(kind, self._running, bool(self._queues[TIMING]), bool(self._queues[CORRECTNESS]),
+                     len(self._free), memory_ok):
+                return kind, self._queues[kind].popleft(), self._free.popleft()
+        return None
+
+    def _start(self, kind: str, item, slot: _Slot) -> None:
+        key, task, fn, future, attempt = item
+        began = time.monotonic()
+        if not future.running() and not future.set_running_or_notify_cancel():
+            self._finish(kind, slot, key, began)
+            return
+        inner = slot.pool.submit(local_call, fn, task)
+
+        def done(inner_future, kind=kind, slot=slot, item=item, began=began):
+            error = inner_future.exception()
+            if isinstance(error, BrokenProcessPool) and not self._closed:
+                slot.restart()
+                if attempt < MAX_ATTEMPTS:
+                    self._finish(kind, slot, key, began)
+                    with self._lock:
+                        self._queues[kind].appendleft((key, task, fn, future, attempt + 1))
+                        self._lock.notify_all()
+                    return
+            self._finish(kind, slot, key, began)
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(inner_future.result())
+        inner.add_done_callback(done)
+
+    def _finish(self, kind: str, slot: _Slot, key: str, began: float) -> None:
+        with self._lock:
+            self._running[kind] -= 1
+            self._free.append(slot)
+            self.history.append((key, kind, began, time.monotonic()))
+            self._lock.notify_all()
