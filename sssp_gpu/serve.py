@@ -111,6 +111,7 @@ def run_cell(request: dict, shelf: Shelf) -> tuple[int, bool]:
     home = os.getcwd()
     sys.stdout.flush()
     sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
     os.dup2(out, 1)
     os.dup2(err, 2)
     os.close(out)
@@ -132,10 +133,9 @@ def run_cell(request: dict, shelf: Shelf) -> tuple[int, bool]:
         sys.stdout.flush()
         sys.stderr.flush()
         os.chdir(home)
-        quiet = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(quiet, 1)
-        os.dup2(quiet, 2)
-        os.close(quiet)
+        for fd, kept in zip((1, 2), saved):
+            os.dup2(kept, fd)
+            os.close(kept)
     if code != 0:
         shelf.clear()   # a failing cell leaves nothing behind for the next one
     return code, restart or code in (DEVICE_FAILURE, INTERRUPTED)
