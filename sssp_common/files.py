@@ -6,9 +6,12 @@ path by accident (``-output /dev/null`` run as root once replaced the machine's 
 """
 from __future__ import annotations
 
+import errno
 import os
+import secrets
+import signal
 import stat
-import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,6 +35,65 @@ def _resolve_target(path: Path) -> Path:
         return path
 
 
+# Temporary files that atomic_writer has created and not yet renamed or removed: what a
+# signal handler (temporaries_removed_on_signals) deletes before the process exits.
+_LIVE_TEMPORARIES: set[str] = set()
+INTERRUPTING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def remove_temporaries() -> None:
+    """Delete every temporary file atomic_writer has open (the targets stay as they were)."""
+    for temporary in list(_LIVE_TEMPORARIES):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        _LIVE_TEMPORARIES.discard(temporary)
+
+
+@contextmanager
+def temporaries_removed_on_signals(prog: str):
+    """While inside: on SIGTERM, SIGINT or SIGHUP remove the temporaries, say so in one
+    line, and exit with 128 + the signal's number (as a shell reports a process a signal
+    ended). Without it the default action kills the process with its temporary file on
+    disk. The previous handlers come back on leaving (a program's main called in-process).
+    Outside the main thread, where handlers cannot be set, it does nothing."""
+
+    def leave(signum, _frame):
+        remove_temporaries()
+        os.write(2, f"{prog}: interrupted by {signal.Signals(signum).name}\n".encode())
+        os._exit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.signal(number, leave) for number in INTERRUPTING_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _refuse_unwritable(target: Path) -> None:
+    """An existing file the user may not write is refused as open(path, "w") would refuse
+    it; replacing it through the folder (which rename allows) would bypass its mode."""
+    if not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
+
+
+def _keeps_owner(fd: int, existing: os.stat_result) -> bool:
+    """Give the temporary the replaced file's owner and group; False where that is not
+    allowed (another user's file, a group we are not in)."""
+    try:
+        made = os.fstat(fd)
+        if (made.st_uid, made.st_gid) != (existing.st_uid, existing.st_gid):
+            os.fchown(fd, existing.st_uid, existing.st_gid)
+        return True
+    except PermissionError:
+        return False
+
+
 @contextmanager
 def atomic_writer(path, mode: str = "w", *, encoding: str | None = None):
     """Yield a stream that writes ``path`` so that readers see the whole file or none.
@@ -42,7 +104,11 @@ def atomic_writer(path, mode: str = "w", *, encoding: str | None = None):
     - a symlink is followed: its target is replaced, the link stays;
     - anything that is not a regular file (a device, a FIFO, ``/dev/stdout``, a socket) is
       written in place, never replaced;
-    - an exception inside the block leaves the old file (or nothing) and no temporary file.
+    - an existing file the user may not write is refused (PermissionError), as ``open()``
+      refuses it; one the user may write but whose owner or group the temporary cannot
+      take (another user's file) is written in place, as ``open()`` would;
+    - an exception inside the block, or a signal that temporaries_removed_on_signals
+      handles, leaves the old file (or nothing) and no temporary file.
     """
     if "b" not in mode and encoding is None:
         encoding = "utf-8"
@@ -57,23 +123,54 @@ def atomic_writer(path, mode: str = "w", *, encoding: str | None = None):
         with open(target, mode, encoding=encoding) as stream:
             yield stream
         return
+    if existing is not None:
+        _refuse_unwritable(target)
     folder = target.parent if str(target.parent) else Path(".")
     stem = target.name[: max(1, os.pathconf(folder, "PC_NAME_MAX") - _TEMP_EXTRA)] \
         if _has_pathconf(folder) else target.name[:200]
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{stem}.", suffix=".tmp")
+    fd, temporary = _create_temporary(folder, stem)
     try:
+        if existing is not None and not _keeps_owner(fd, existing):
+            os.close(fd)
+            os.unlink(temporary)
+            _LIVE_TEMPORARIES.discard(temporary)
+            with open(target, mode, encoding=encoding) as stream:
+                yield stream
+            return
         permissions = stat.S_IMODE(existing.st_mode) if existing is not None else (0o666 & ~_umask())
         os.fchmod(fd, permissions)
         with os.fdopen(fd, mode, encoding=encoding) as stream:
             yield stream
             stream.flush()
         os.replace(temporary, target)
+        _LIVE_TEMPORARIES.discard(temporary)
     except BaseException:
         try:
             os.unlink(temporary)
         except FileNotFoundError:
             pass
+        _LIVE_TEMPORARIES.discard(temporary)
         raise
+
+
+def _create_temporary(folder: Path, stem: str) -> tuple[int, str]:
+    """A new file ``.<stem>.<8 random hex>.tmp`` in ``folder``, named as the caller named the
+    folder (tempfile.mkstemp makes it absolute, which needs search permission on every
+    folder above, where a relative name from the current folder needs none).
+
+    The name is registered before the file exists: a signal may be delivered to any thread
+    and its handler may run between any two steps, and it must never miss a file."""
+    for _ in range(100):
+        temporary = os.path.join(folder, f".{stem}.{secrets.token_hex(4)}.tmp")
+        _LIVE_TEMPORARIES.add(temporary)
+        try:
+            return os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), temporary
+        except FileExistsError:
+            _LIVE_TEMPORARIES.discard(temporary)
+        except BaseException:
+            _LIVE_TEMPORARIES.discard(temporary)
+            raise
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(folder))
 
 
 def _has_pathconf(folder: Path) -> bool:

@@ -127,8 +127,11 @@ def main(argv: list[str] | None = None, started: float | None = None, *, fresh: 
     parsed: list[Invocation] = []
 
     def parse_and_execute() -> int:
+        from sssp_common.files import temporaries_removed_on_signals
+
         parsed.append(parse(argv))
-        return _execute(parsed[0], Stages(started), load)
+        with temporaries_removed_on_signals("sssp"):
+            return _execute(parsed[0], Stages(started), load)
 
     return run_cli("sssp", parse_and_execute, usage=USAGE, subject=lambda: parsed[0].input if parsed else None)
 
