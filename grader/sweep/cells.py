@@ -70,6 +70,11 @@ def expand(config: SweepConfig, graphs: tuple[str, ...] | None = None, program_i
     Within a graph the repetition is the outer loop: each repetition is a full pass over the
     graph's settings, so a moment of a busy machine slows one repetition of many settings
     (which the report's ranges and outlier rule see) instead of every repetition of one.
+    Inside a pass each ordering's cells come together. That is also the order a kept ./sssp
+    (grader.sweep.warm) needs: a graph's cells are contiguous, and its kept process holds every
+    ordering of the graph at once (sssp_gpu.serve.Shelf), so the passes read each input once;
+    ordering outermost would save nothing and would put every repetition of one ordering in
+    one stretch of time, where a busy moment could fake an ordering's effect.
     With ``warmup`` set, each (ordering, method, sync) first gets that many warm-up runs at
     the first configuration, recorded with negative reps (file caches, GPU clocks).
     ``program_id`` keys the run ids (grader.sweep.identity); ``label`` overrides the config's."""
