@@ -96,4 +96,6 @@ def _execute(source: str, output: str, method: str) -> int:
     print(f"rounds: {result.rounds}")
     print(f"launch: {result.launch}")
     print(f"matrix: {graph.n} x {graph.n} {dtype.name}", flush=True)
+    for note in result.notes:  # e.g. fw-blocked's int16 run and why it was kept or redone
+        print(f"note: {note}", flush=True)
     return 0

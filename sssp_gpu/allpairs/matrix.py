@@ -16,7 +16,7 @@ import numpy as np
 from sssp_common.graph import Graph
 
 TILE = 128
-HALF_INF = {4: (1 << 30) - 1, 8: (1 << 62) - 1}
+HALF_INF = {2: (1 << 14) - 1, 4: (1 << 30) - 1, 8: (1 << 62) - 1}  # 2: fw-blocked's int16 (narrow.py)
 
 
 def padded(n: int) -> int:
@@ -41,9 +41,9 @@ def lightest_edges(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return src[first], dst[first], w[first]
 
 
-def initial_matrix(graph: Graph, xp=np):
-    """The N x N adjacency matrix in the working type (on the GPU when ``xp`` is cupy)."""
-    dtype = working_dtype(graph)
+def initial_matrix(graph: Graph, xp=np, dtype=None):
+    """The N x N adjacency matrix in the working type, or ``dtype`` (on the GPU when ``xp`` is cupy)."""
+    dtype = working_dtype(graph) if dtype is None else np.dtype(dtype)
     size = padded(graph.n)
     d = xp.full((size, size), HALF_INF[dtype.itemsize], dtype=dtype)
     diagonal = xp.arange(size)

@@ -20,17 +20,46 @@ from sssp_common.graph import Graph
 from ..pinned import pinned_zeros
 from ..methods.classic import csr_cpu, csr_gpu, edges_in_ranges
 from ..timing import CpuTimer, GpuTimer
+from . import narrow as narrow_rule
 from .matrix import HALF_INF, TILE, ApspResult, initial_matrix, padded, working_dtype
 
 METHODS = ("fw", "fw-blocked", "minplus", "sssp-all")
 BATCH_PAIRS = 1 << 26  # sssp-all: sources per batch x n (the masks' bytes)
 
 
-def solve(graph: Graph, method: str, on_gpu: bool) -> ApspResult:
+def solve(graph: Graph, method: str, on_gpu: bool, narrow: str = "auto") -> ApspResult:
+    """``narrow`` (fw-blocked only): ``auto`` runs on int16 entries when :mod:`.narrow` expects
+    it to be exact, ``always`` tries int16 whatever the graph, ``never`` keeps the working type;
+    an int16 result that is not proven exact is thrown away and the solve rerun (both counted)."""
     if method not in METHODS:
         raise ValueError(f"unknown all-pairs method {method!r} (choose from {', '.join(METHODS)})")
+    if narrow not in ("auto", "always", "never"):
+        raise ValueError(f"narrow must be auto, always or never, not {narrow!r}")
     name = method.replace("-", "_")
-    return (globals()[f"_{name}_gpu"] if on_gpu else globals()[f"_{name}_cpu"])(graph)
+    run = globals()[f"_{name}_gpu"] if on_gpu else globals()[f"_{name}_cpu"]
+    if method != "fw-blocked" or narrow == "never" or (narrow == "auto" and not narrow_rule.worth_trying(graph)):
+        return run(graph)
+    first = run(graph, narrow_rule.NARROW)
+    top = first.stats()[2]
+    if narrow_rule.proven_exact(top, graph):
+        first.notes.append(f"int16 entries, two per DPX add-min: exact (largest distance {top} < "
+                           f"{narrow_rule.margin(graph)} = {narrow_rule.LIMIT} - the largest weight)")
+        return first
+    spent = first.computation_ms
+    del first  # the GPU may not hold both matrices
+    _free_gpu(on_gpu)
+    second = run(graph)
+    second.computation_ms += spent
+    second.notes.append(f"int16 run not provably exact (largest finite entry {top} >= {narrow_rule.margin(graph)}): "
+                        f"rerun in {second.matrix.dtype.name}; both runs' {spent:.1f} + "
+                        f"{second.computation_ms - spent:.1f} ms counted")
+    return second
+
+
+def _free_gpu(on_gpu: bool) -> None:
+    if on_gpu:
+        import cupy
+        cupy.get_default_memory_pool().free_all_blocks()
 
 
 def squarings_bound(n: int) -> int:
@@ -69,8 +98,8 @@ def _fw_cpu(graph: Graph) -> ApspResult:
     return ApspResult(d, graph.n, timer.total_ms(), graph.n, "numpy: one vectorised step per k", False)
 
 
-def _fw_blocked_cpu(graph: Graph) -> ApspResult:
-    d = initial_matrix(graph)
+def _fw_blocked_cpu(graph: Graph, dtype=None) -> ApspResult:
+    d = initial_matrix(graph, dtype=dtype)
     tiles = d.shape[0] // TILE
     timer = CpuTimer()
     with timer.region():
@@ -165,7 +194,12 @@ def _fw_gpu(graph: Graph) -> ApspResult:
 def _blocked_rounds(d, timer) -> int:
     import cupy
 
-    diagonal, tiles_kernel = _kernel("apsp_fw_diagonal", d), _kernel("apsp_minplus_tiles", d)
+    diagonal = _kernel("apsp_fw_diagonal", d)
+    if d.dtype.itemsize == 2:  # two entries per DPX add-min, 128 threads per tile
+        from .. import kernels
+        tiles_kernel, threads = kernels.kernel("apsp", "apsp_minplus_s16x2"), (128,)
+    else:
+        tiles_kernel, threads = _kernel("apsp_minplus_tiles", d), (256,)
     tiles = d.shape[0] // TILE
     size = np.int32(d.shape[0])
     unused = cupy.zeros(1, dtype=np.int32)  # the changed flag: only squarings (mode 2) set it
@@ -174,19 +208,21 @@ def _blocked_rounds(d, timer) -> int:
             k0, k1, kb32 = np.int32(kb * TILE), np.int32((kb + 1) * TILE), np.int32(kb)
             diagonal((1,), (256,), (d, size, kb32))
             if tiles > 1:
-                tiles_kernel((tiles, 2), (256,), (d, d, d, d, size, k0, k1, np.int32(0), kb32, unused))
-                tiles_kernel((tiles, tiles), (256,), (d, d, d, d, size, k0, k1, np.int32(1), kb32, unused))
+                tiles_kernel((tiles, 2), threads, (d, d, d, d, size, k0, k1, np.int32(0), kb32, unused))
+                tiles_kernel((tiles, tiles), threads, (d, d, d, d, size, k0, k1, np.int32(1), kb32, unused))
     return tiles
 
 
-def _fw_blocked_gpu(graph: Graph) -> ApspResult:
+def _fw_blocked_gpu(graph: Graph, dtype=None) -> ApspResult:
     import cupy
 
-    d = initial_matrix(graph, cupy)
+    d = initial_matrix(graph, cupy, dtype)
     timer = GpuTimer()
     tiles = _blocked_rounds(d, timer)
+    shape = ("128 threads, 8 x 16 int16 entries each" if d.dtype.itemsize == 2
+             else "256 threads, 8 x 8 entries each")
     return ApspResult(d, graph.n, timer.total_ms(), tiles,
-                      f"{tiles} rounds of 3 phases on {TILE} x {TILE} tiles (256 threads, 8 x 8 entries each)", True)
+                      f"{tiles} rounds of 3 phases on {TILE} x {TILE} tiles ({shape})", True)
 
 
 def _minplus_gpu(graph: Graph) -> ApspResult:

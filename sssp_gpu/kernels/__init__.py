@@ -28,7 +28,9 @@ MODULES = {
     "harish": [f"{k}<{t}>" for k in ("harish_relax", "harish_commit") for t in DIST_TYPES],
     "dijkstra": [f"dijkstra_step<{t}>" for t in DIST_TYPES],
     "apsp": [f"{k}<{t}>" for k in ("apsp_fw_k", "apsp_fw_diagonal", "apsp_minplus_tiles", "apsp_batch_relax")
-             for t in DIST_TYPES],
+             for t in DIST_TYPES]
+    # fw-blocked on int16 pairs (DPX): the diagonal closure in int16, the products two entries a word
+    + ["apsp_fw_diagonal<short>", "apsp_minplus_s16x2"],
 }
 # module name -> (source file, launched with cuLaunchCooperativeKernel)
 SOURCES = {"opt_coop": ("opt.cu", True)}
@@ -36,7 +38,7 @@ SOURCES = {"opt_coop": ("opt.cu", True)}
 
 def c_type(dtype) -> str:
     """The kernel template argument for a numpy distance dtype."""
-    return "int" if dtype.itemsize == 4 else "long long"
+    return {2: "short", 4: "int"}.get(dtype.itemsize, "long long")
 
 
 @lru_cache(maxsize=None)

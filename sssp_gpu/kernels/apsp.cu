@@ -20,12 +20,13 @@
 typedef unsigned long long Index;  // matrix offsets: n^2 passes 2^31 at n = 46,341
 
 template <typename D> struct Half;
+template <> struct Half<short> { static constexpr short inf = 0x3fff; };
 template <> struct Half<int> { static constexpr int inf = 0x3fffffff; };
 template <> struct Half<long long> { static constexpr long long inf = 0x3fffffffffffffffLL; };
 
 template <typename D>
 __device__ __forceinline__ D add_min(D a, D b, D c) {
-    const D s = a + b;
+    const D s = (D)(a + b);  // short: both <= 0x3fff, so the sum fits
     return s < c ? s : c;
 }
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12 && !defined(APSP_PLAIN_ADD_MIN)
@@ -188,6 +189,112 @@ __global__ void apsp_batch_relax(D* d, int N, int n, int first, long long pairs,
                 any = 1;
             }
         }
+    }
+    if (any) *changed = 1;
+}
+
+// apsp_minplus_tiles on int16 entries, two per 32-bit word, with Hopper's DPX add-min on both
+// halves at once (VIADDMNMX.S16x2): half the instructions of the int32 product per entry.
+// Same tiles, modes and in-place rule as apsp_minplus_tiles; 128 threads per 128 x 128 tile,
+// thread (ty, tx) = (t / 8, t % 8) owns rows 8 ty .. 8 ty + 7 and columns 16 tx .. 16 tx + 15
+// (8 words), so each k costs 4 vector shared loads for 64 add-mins. A is staged transposed with
+// each entry doubled into both halves of a word (the row's value meets two columns at once).
+// Entries are <= Half<short>::inf = 0x3fff, so a sum fits a signed half (no wrap-around).
+__device__ __forceinline__ unsigned doubled(unsigned short v) { return (unsigned)v | ((unsigned)v << 16); }
+
+__device__ __forceinline__ unsigned add_min2(unsigned a, unsigned b, unsigned c) {
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12
+    return __viaddmin_s16x2(a, b, c);
+#else
+    return __vmins2(__vadd2(a, b), c);
+#endif
+}
+
+__global__ void __launch_bounds__(128) apsp_minplus_s16x2(short* C, const short* A, const short* B,
+                                                         const short* init, int N, int kbegin, int kend, int mode,
+                                                         int kb, int* changed) {
+    __shared__ __align__(16) unsigned As[KC][TILE];      // As[k][row] = A[row][k] doubled
+    __shared__ __align__(16) unsigned Bs[KC][TILE / 2];  // Bs[k][pair] = B[k][2 pair .. 2 pair + 1]
+    int I, J;
+    if (mode == 0) {
+        if ((int)blockIdx.x == kb) return;
+        I = blockIdx.y == 0 ? kb : (int)blockIdx.x;
+        J = blockIdx.y == 0 ? (int)blockIdx.x : kb;
+    } else {
+        I = blockIdx.y;
+        J = blockIdx.x;
+        if (mode == 1 && (I == kb || J == kb)) return;
+    }
+    const int t = threadIdx.x, tx = t & 7, ty = t >> 3;
+    const Index row0 = (Index)I * TILE, col0 = (Index)J * TILE;
+    // 16 shorts = 2 uint4 per row segment; N and the tile origins are multiples of 128, so aligned
+    unsigned acc[8][8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+        const uint4* at = reinterpret_cast<const uint4*>(init + (row0 + 8 * ty + r) * N + col0 + 16 * tx);
+        const uint4 lo = at[0], hi = at[1];
+        acc[r][0] = lo.x; acc[r][1] = lo.y; acc[r][2] = lo.z; acc[r][3] = lo.w;
+        acc[r][4] = hi.x; acc[r][5] = hi.y; acc[r][6] = hi.z; acc[r][7] = hi.w;
+    }
+    // staging: thread t brings row t's KC = 16 k's of A (32 bytes) and a 16-column piece of B's
+    // row k = t / 8 (32 bytes); the next chunk's are loaded while this one is computed
+    uint4 next_a[2], next_b[2];
+    {
+        const uint4* a = reinterpret_cast<const uint4*>(A + (row0 + t) * N + kbegin);
+        const uint4* b = reinterpret_cast<const uint4*>(B + (Index)(kbegin + (t >> 3)) * N + col0 + 16 * (t & 7));
+        next_a[0] = a[0]; next_a[1] = a[1];
+        next_b[0] = b[0]; next_b[1] = b[1];
+    }
+    for (int k0 = kbegin; k0 < kend; k0 += KC) {
+        {
+            const unsigned words[8] = {next_a[0].x, next_a[0].y, next_a[0].z, next_a[0].w,
+                                       next_a[1].x, next_a[1].y, next_a[1].z, next_a[1].w};
+#pragma unroll
+            for (int w = 0; w < 8; ++w) {
+                As[2 * w][t] = doubled((unsigned short)(words[w] & 0xffffu));
+                As[2 * w + 1][t] = doubled((unsigned short)(words[w] >> 16));
+            }
+            uint4* b = reinterpret_cast<uint4*>(&Bs[t >> 3][8 * (t & 7)]);
+            b[0] = next_b[0];
+            b[1] = next_b[1];
+        }
+        __syncthreads();
+        if (k0 + KC < kend) {
+            const uint4* a = reinterpret_cast<const uint4*>(A + (row0 + t) * N + k0 + KC);
+            const uint4* b =
+                reinterpret_cast<const uint4*>(B + (Index)(k0 + KC + (t >> 3)) * N + col0 + 16 * (t & 7));
+            next_a[0] = a[0]; next_a[1] = a[1];
+            next_b[0] = b[0]; next_b[1] = b[1];
+        }
+#pragma unroll
+        for (int k = 0; k < KC; ++k) {
+            const uint4 a0 = *reinterpret_cast<const uint4*>(&As[k][8 * ty]);
+            const uint4 a1 = *reinterpret_cast<const uint4*>(&As[k][8 * ty + 4]);
+            const uint4 b0 = *reinterpret_cast<const uint4*>(&Bs[k][8 * tx]);
+            const uint4 b1 = *reinterpret_cast<const uint4*>(&Bs[k][8 * tx + 4]);
+            const unsigned a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            const unsigned b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int w = 0; w < 8; ++w) acc[r][w] = add_min2(a[r], b[w], acc[r][w]);
+        }
+        __syncthreads();
+    }
+    int any = 0;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+        const Index at = (row0 + 8 * ty + r) * N + col0 + 16 * tx;
+        if (mode == 2) {
+            const uint4* before = reinterpret_cast<const uint4*>(init + at);
+            const uint4 lo = before[0], hi = before[1];
+            const unsigned old[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (int w = 0; w < 8; ++w) any |= __vcmpgts2(old[w], acc[r][w]) != 0;  // a half went down
+        }
+        uint4* out = reinterpret_cast<uint4*>(C + at);
+        out[0] = make_uint4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+        out[1] = make_uint4(acc[r][4], acc[r][5], acc[r][6], acc[r][7]);
     }
     if (any) *changed = 1;
 }
