@@ -276,3 +276,19 @@ def test_a_sweep_warm_and_cold_gives_the_same_verdicts(tmp_path, monkeypatch):
     assert not any("warm" in r["protections"] for r in rows["cold"])
     assert all(r["startup_s"] is not None for r in rows["warm"] + rows["cold"])
     assert np.median([r["startup_s"] for r in rows["warm"]]) < np.median([r["startup_s"] for r in rows["cold"]])
+
+
+def test_the_summary_splits_busy_time_into_kernels_start_up_and_checking():
+    from grader.sweep.timesplit import time_split
+    cold = [{"wall_s": 1.0, "computation_ms": 2.0, "filtering_ms": 0.0, "startup_s": 0.8, "protections": {}}] * 4
+    line = time_split(cold, overheads=[0.05] * 4, wall_s=4.5)
+    assert "one process per run" in line and "kernels 8 ms (0.2 %" in line
+    assert "start-up 3.2 s (76.2 %)" in line and "checking 0.2 s (4.8 %)" in line and "outside the runs 0.3 s" in line
+    kept = [{"wall_s": 0.01, "computation_ms": 5.0, "filtering_ms": 1.0, "startup_s": 0.0,
+             "protections": {"warm": {"server_start_s": 0.5 if i == 0 else 0.0}}} for i in range(10)]
+    line = time_split(kept, overheads=[0.52] + [0.01] * 9, wall_s=0.8)
+    assert "10 of 10 runs in a kept ./sssp, 0.5 s to start it" in line
+    assert "kernels 60 ms" in line and "60.0 % of the programs'" in line and "start-up 0.5 s" in line
+    assert "checking 0.1 s" in line
+    assert "unknown" in time_split([{"wall_s": 1.0, "protections": {}}], [0.1], 1.2)
+    assert time_split([], [], 1.0) == ""

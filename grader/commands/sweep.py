@@ -20,6 +20,7 @@ from grader.sweep.identity import template_identity
 from grader.sweep.config import ConfigError, SweepConfig, load_config, template_fields
 from grader.sweep.executors import open_pool_or_say
 from grader.sweep.executors.celltask import failure_row, make_tasks, run_task
+from grader.sweep.timesplit import time_split
 from grader.progress import Progress, format_duration
 from grader.sweep.graphs import GraphUnavailable, PreparedGraph, prepare_graph, sigterm_as_interrupt
 from grader.commands.options import TEMPLATE_HELP, add_matrix_arguments
@@ -159,7 +160,8 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     progress.label = "done"
     progress.close()
     store.close()
-    return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err)
+    return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err,
+                     session=recorded)
 
 
 def default_results(sweep: SweepConfig, scale_override=None) -> Path:
@@ -223,8 +225,9 @@ def _median(values: list[float]) -> str:
 
 
 def summarise(sweep: SweepConfig, cells: list[Cell], results_path: Path, skipped: dict[str, str],
-              overheads: list[float], ran: int, wall_s: float, out, err) -> int:
-    """Status counts per method, median times per method x sync, the runs that were not ok."""
+              overheads: list[float], ran: int, wall_s: float, out, err, session: set[str] | None = None) -> int:
+    """Status counts per method, median times per method x sync, the runs that were not ok, and
+    where this session's time went (``session``: the run ids it wrote; grader.sweep.timesplit)."""
     from sssp_common.vocabulary import OK, STATUSES, SYNCS
     latest = latest_by_run_id(read_rows(results_path, warn=None))
     rows = [latest[cell.run_id] for cell in cells if cell.run_id in latest]
@@ -262,5 +265,8 @@ def summarise(sweep: SweepConfig, cells: list[Cell], results_path: Path, skipped
     if overheads:
         print(f"harness overhead per run (total minus the program's wall time): median "
               f"{statistics.median(overheads) * 1000:.0f} ms, max {max(overheads) * 1000:.0f} ms", file=out)
+    split = time_split([row for row in rows if row["run_id"] in session], overheads, wall_s) if session else ""
+    if split:
+        print(split, file=out)
     print(f"results: {results_path}\nreport:  python -m grader report --results {results_path}", file=out)
     return 0 if rows and not failed and missing <= 0 else 1
