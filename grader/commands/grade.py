@@ -6,6 +6,14 @@ build it in the sandbox (grader.grading.build), run every cell of the matrix wit
 as `grader sweep` (grader.sweep.cellrun), score with the rubric (grader.grading.rubric) after every run,
 and rewrite DIR/<student>/results.json atomically. Runs go to DIR/runs.jsonl (a lock keeps a
 second grader off it); a rerun skips every run a submission with the same content has done.
+The class files (gradebook.csv, leaderboard.csv) are rebuilt from every student folder in DIR,
+so grading one student again, or a late one, keeps the class. The report's score is staff's:
+DIR/report_scores.csv (grader.grading.manual).
+
+Exit status: 0 every submission graded, whatever its score; 1 every submission graded, but not
+one run of any built submission was right (most likely the grading machine: no GPU, a driver,
+too short a timeout; check before publishing); 2 bad usage, config or report_scores.csv;
+130 interrupted.
 """
 from __future__ import annotations
 
@@ -32,7 +40,9 @@ from grader.progress import Progress
 from grader.grading.rubric import score
 from grader.jail.sandbox import session_root
 from grader.sweep.store import LockedResults, ResultsLocked
-from grader.grading.submission import Refused, Submission, discover, unpack
+from grader.grading import manual, reportpdf
+from grader.grading.layouts import discover
+from grader.grading.submission import Refused, Submission, has_makefile, unpack, what_was_found
 from sssp_common.files import REPO_ROOT, write_text_atomically
 from sssp_common.record import latest_by_run_id, machine, project_commit, read_rows
 
@@ -41,11 +51,21 @@ DEFAULT_CONFIG = Path("configs/grading.toml")
 INTERRUPTED = 130
 
 
+EXIT_STATUS = """\
+exit status: 0 every submission graded, whatever its score; 1 graded, but not one run of any
+built submission was right (suspect the machine: GPU, driver, timeout); 2 bad usage, config or
+DIR/report_scores.csv; 130 interrupted (rerun to resume)"""
+
+
 def add_arguments(parser) -> None:
+    parser.epilog = EXIT_STATUS
     parser.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
                         help="a submission folder or .tgz/.tar.gz/.zip, or a folder of them (one per student)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where results go")
-    add_matrix_arguments(parser)
+    add_matrix_arguments(parser, default_config=str(DEFAULT_CONFIG))
+    parser.add_argument("--rubric", type=Path, metavar="PATH", help="a rubric instead of the config's (default "
+                        "configs/rubric.toml, the spec's weights; configs/rubric-gate.toml: the spec's literal "
+                        "0 for any failed correctness test)")
     parser.add_argument("--nvcc", metavar="PATH", help="compatibility: rewrite hard-coded nvcc paths in Makefiles to PATH")
     parser.add_argument("--arch", metavar="sm_XX", help="compatibility: rewrite -arch/-gencode flags in Makefiles to -arch=sm_XX")
     parser.add_argument("--force", action="store_true", help="build and run again even what is already graded")
@@ -55,21 +75,23 @@ def run_from_args(args) -> int:
     return run(args.submissions, out=args.out, config=args.config, scale=args.scale, graphs=args.graphs,
                methods=args.methods, reps=args.reps, timeout=args.timeout, cache_dir=args.cache_dir,
                quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force,
-               executor=args.executor, workers=args.workers, scheduler=args.scheduler)
+               executor=args.executor, workers=args.workers, scheduler=args.scheduler, rubric=args.rubric)
 
 
 def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
         timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
-        stdout=None, err=None, executor=None, workers=None, scheduler=None) -> int:
-    """0: every submission graded (whatever its score); 2: bad usage or config; 130: interrupted.
+        stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None) -> int:
+    """0: every submission graded (whatever its score); 1: graded, but no run of any built submission
+    was right (suspect the machine); 2: bad usage, config or report_scores.csv; 130: interrupted.
     executor, workers, scheduler: where the runs go (grader.sweep.executors; default: the matrix's, else local)."""
     stdout, err = stdout or sys.stdout, err or sys.stderr
     config = Path(config) if config else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG)
     try:
         grading = load_grading(config, nvcc=nvcc, arch=arch, scale=scale, graphs=graphs, methods=methods,
-                               reps=reps, timeout=timeout)
+                               reps=reps, timeout=timeout, rubric=rubric)
         found = discover(list(submissions))
-    except (ConfigError, Refused) as error:
+        report_scores = manual.read_scores(Path(out) / manual.FILE, grading.rubric.report)
+    except (ConfigError, Refused, manual.ManualScoresError) as error:
         print(f"grader grade: {error}", file=err)
         return 2
     if not found:
@@ -111,7 +133,8 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
         recorded = latest_by_run_id(read_rows(store.path, warn=None)) if not force else None
         for submission in found:
             summary[submission.student] = grade_one(submission, grading, graphs_ready, out, work, store,
-                                                    provenance, {} if force else recorded, quiet, err, pool)
+                                                    provenance, {} if force else recorded, quiet, err, pool,
+                                                    report_scores.get(submission.student, {}))
     except KeyboardInterrupt:
         print(f"\ninterrupted; results so far are in {out}; rerun to resume", file=err)
         return INTERRUPTED
@@ -122,8 +145,12 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
             signal.signal(signal.SIGTERM, previous)
         _remove(work)
     rows = [r for r in latest_by_run_id(read_rows(out / "runs.jsonl", warn=None)).values()]
-    gradebook.write_gradebook(out, {s: d for s, d in summary.items()})
-    gradebook.write_leaderboard(out, [r for r in rows if r.get("program_id") in {d["program_id"] for d in summary.values()}])
+    everyone = gradebook.class_results(out)          # this run's students and those graded before
+    gradebook.write_gradebook(out, everyone)
+    gradebook.write_leaderboard(out, [r for r in rows if r.get("program_id") in {d.get("program_id") for d in everyone.values()}
+                                      and r.get("program") in everyone])
+    manual.record_found(out / manual.FILE, {s: d.get("report_found", "") for s, d in summary.items()},
+                        grading.rubric.report)
     width = max(len(s) for s in summary)
     for student, data in sorted(summary.items()):
         runs = data.get("runs", {})
@@ -132,13 +159,18 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
               file=stdout)
     for name, why in skipped.items():
         print(f"skipped graph {name}: {why}", file=stdout)
-    print(f"per student: {out}/<student>/results.json, index.html; class: {out}/gradebook.csv, {out}/leaderboard.csv",
-          file=stdout)
+    print(f"per student: {out}/<student>/results.json, index.html; class ({len(everyone)} students): "
+          f"{out}/gradebook.csv, {out}/leaderboard.csv; report scores: {out}/{manual.FILE}", file=stdout)
+    tried = sum(d.get("runs", {}).get("tried", 0) for d in summary.values())
+    if tried and not any(d.get("runs", {}).get("ok") for d in summary.values()):
+        print(f"grader grade: not one of {tried} runs was right, for any submission: check the machine "
+              f"(GPU, driver, timeout) before publishing these grades", file=err)
+        return 1
     return 0
 
 
 def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Path, store, provenance,
-              done: dict, quiet: bool, err, pool) -> dict:
+              done: dict, quiet: bool, err, pool, entered: dict | None = None) -> dict:
     """done: run id -> latest row of what counts as already run (updated with the rows written)."""
     student = submission.student
     folder = out / student
@@ -150,7 +182,8 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
     try:
         tree = unpack(submission, area / "unpacked", grading.limits)
     except Refused as error:
-        return _refused(student, folder, grading, str(error))
+        return _refused(student, folder, grading, str(error), graphs, _report(None, submission, grading, entered))
+    report = _report(tree, submission, grading, entered)
     os.chmod(area / "unpacked", 0o700)     # the sources: not for other students' programs to read
     options = grading.build
     template = grading.matrix.command
@@ -159,9 +192,15 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
     cells = [c for c in expand(grading.matrix, program_id=program_id, label=student) if c.graph in graphs]
     todo = [c for c in cells if c.run_id not in done]
     previous_build = _read_json(folder / "build.json")
-    extra = {"program_id": program_id, "build_options": options.recorded(), "student": student}
+    extra = {"program_id": program_id, "build_options": options.recorded(), "student": student,
+             "report_found": report["found"]}
     if not todo and previous_build.get("program_id") == program_id:
         built = previous_build
+    elif not has_makefile(tree):   # nothing to build: say what is there instead, in one line
+        built = {"program_id": program_id, "built": False, "cleaned": None, "detail": what_was_found(tree),
+                 "rewrites": [], "program": None}
+        write_text_atomically(folder / "build.log", built["detail"] + "\n")
+        write_text_atomically(folder / "build.json", json.dumps(built, indent=2, default=str))
     else:
         result = build(tree, area, options, grading.sandbox)
         built = {"program_id": program_id, "built": result.built, "cleaned": result.cleaned, "detail": result.detail,
@@ -170,7 +209,7 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         write_text_atomically(folder / "build.log", result.log)
         write_text_atomically(folder / "build.json", json.dumps(built, indent=2, default=str))
     rows = {c.run_id: done[c.run_id] for c in cells if c.run_id in done}
-    data = _publish(folder, student, grading, built, cells, rows, extra)
+    data = _publish(folder, student, grading, built, cells, rows, extra, report=report)
     if built["built"] and todo:
         runner = GradeRun(name=grading.matrix.name, command=template, config_dir=grading.matrix.config_dir,
                           timeout_s=grading.matrix.timeout_s, sentinels=grading.matrix.sentinels,
@@ -187,16 +226,17 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
             row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
             store.append(row)
             rows[task.cell.run_id] = done[task.cell.run_id] = row
-            data = _publish(folder, student, grading, built, cells, rows, extra, page=False)
+            data = _publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
             progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
         progress.close()
-        data = _publish(folder, student, grading, built, cells, rows, extra)
+        data = _publish(folder, student, grading, built, cells, rows, extra, report=report)
     return {**data, "built": built["built"],
-            "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells)}}
+            "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells),
+                     "tried": len(rows) if built["built"] else 0}}
 
 
-def _publish(folder, student, grading, built, cells, rows, extra, page=True) -> dict:
-    tests = score(grading.rubric, built, cells, rows)
+def _publish(folder, student, grading, built, cells, rows, extra, page=True, report=None) -> dict:
+    tests = score(grading.rubric, built, cells, rows, report)
     data = gradebook.results_json(tests, extra=extra)
     gradebook.write_results(folder, data)
     if page:
@@ -207,9 +247,21 @@ def _publish(folder, student, grading, built, cells, rows, extra, page=True) -> 
     return data
 
 
-def _refused(student: str, folder: Path, grading, why: str) -> dict:
-    tests = score(grading.rubric, {"built": False, "cleaned": None, "detail": f"submission refused: {why}"}, [], {})
-    data = gradebook.results_json(tests, output=f"submission refused: {why}", extra={"program_id": "", "student": student})
+def _report(tree, submission: Submission, grading, entered: dict | None) -> dict:
+    """What was found of the report (pages counted) and the score staff entered, if any."""
+    rubric = grading.rubric
+    path, how = reportpdf.find(tree, submission.report, rubric.report_file)
+    facts = reportpdf.describe(path, how, rubric.report_file, rubric.report_min_pages)
+    return {**facts, "score": (entered or {}).get("score"), "comment": (entered or {}).get("comment", "")}
+
+
+def _refused(student: str, folder: Path, grading, why: str, graphs: dict, report: dict) -> dict:
+    """Scored out of the same maximum as everyone: every cell of the matrix, none run."""
+    cells = [c for c in expand(grading.matrix, program_id="refused", label=student) if c.graph in graphs]
+    tests = score(grading.rubric, {"built": False, "cleaned": None, "detail": f"submission refused: {why}"}, cells, {},
+                  report)
+    data = gradebook.results_json(tests, output=f"submission refused: {why}",
+                                  extra={"program_id": "", "student": student, "report_found": report["found"]})
     gradebook.write_results(folder, data)
     gradebook.write_page(folder, student=student, data=data, rows=[], build_log="", rewrites=[], refused=why)
     return {**data, "built": False, "runs": {}}

@@ -15,9 +15,9 @@ def csv_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def add_matrix_arguments(parser) -> None:
-    """The matrix options sweep and grade share."""
-    parser.add_argument("--config", type=Path, metavar="PATH", help="sweep matrix (default configs/sweep.toml)")
+def add_matrix_arguments(parser, default_config: str = "configs/sweep.toml") -> None:
+    """The matrix options sweep and grade share (default_config: the command's, for --help)."""
+    parser.add_argument("--config", type=Path, metavar="PATH", help=f"the matrix (default {default_config})")
     parser.add_argument("--scale", metavar="ci|full|X", help="stand-in size: ci, full or a fraction (overrides the config)")
     parser.add_argument("--graphs", type=csv_list, metavar="A,B", help="only these graphs (catalogue names or files)")
     parser.add_argument("--methods", type=csv_list, metavar="A,B", help="only these methods (bmf, segscan, tpe, opt, ...)")

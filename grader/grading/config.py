@@ -16,7 +16,7 @@ from grader.grading.submission import Limits
 from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern
 
 GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns"}
-SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path"}
+SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail"}   # the jail: --unsafe only
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,8 @@ class GradeRun:
     record_extra: dict = field(default_factory=dict)
 
 
-def load_grading(path: Path | str, *, nvcc=None, arch=None, **overrides) -> Grading:
+def load_grading(path: Path | str, *, nvcc=None, arch=None, rubric: Path | str | None = None, **overrides) -> Grading:
+    """rubric: a rubric file instead of the one [grading] names (e.g. configs/rubric-gate.toml)."""
     path = Path(path)
     raw = read_toml(path, ConfigError, "grading config")
     grading = raw.pop("grading", {})
@@ -55,9 +56,9 @@ def load_grading(path: Path | str, *, nvcc=None, arch=None, **overrides) -> Grad
     if not isinstance(grading, dict):
         raise ConfigError(f"{path}: [grading] must be a table")
     check_keys(grading, GRADING_KEYS, "grading", path=path)
-    rubric_path = path.parent / grading.get("rubric", "rubric.toml")
+    rubric_path = Path(rubric) if rubric is not None else path.parent / grading.get("rubric", "rubric.toml")
     try:
-        rubric = load_rubric(rubric_path)
+        loaded = load_rubric(rubric_path)
     except RubricError as error:
         raise ConfigError(str(error)) from None
     if arch is not None and not re.fullmatch(r"(?:sm|compute)_\d+[a-z]?", arch):
@@ -66,7 +67,7 @@ def load_grading(path: Path | str, *, nvcc=None, arch=None, **overrides) -> Grad
                          quota_mb=int(_number(grading, "build_quota_mb", 4096, path)))
     limits = Limits(max_bytes=int(_number(grading, "max_submission_mb", 200, path)) << 20,
                     max_files=int(_number(grading, "max_files", 20000, path)))
-    return Grading(matrix, rubric, rubric_path, build, limits, _sandbox(grading.get("sandbox", {}), path),
+    return Grading(matrix, loaded, rubric_path, build, limits, _sandbox(grading.get("sandbox", {}), path),
                    _patterns(grading.get("patterns"), path))
 
 

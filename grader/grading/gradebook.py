@@ -1,6 +1,11 @@
 """What grading writes: per student a Gradescope `results.json` (rewritten atomically as tests
 finish, so a crash loses nothing) and an `index.html`; for the class `gradebook.csv` and a
-leaderboard of times among correct runs (`leaderboard.csv`)."""
+leaderboard of times among correct runs (`leaderboard.csv`, with the times it refused in
+`leaderboard_flagged.csv`).
+
+The class files are rebuilt from every student folder's results.json, not from the students
+of one `grade` run: regrading one student, or grading a late one, keeps the rest of the class.
+"""
 from __future__ import annotations
 
 import csv
@@ -9,6 +14,7 @@ import json
 import statistics
 from pathlib import Path
 
+from grader.sweep.timings import wall_flag
 from sssp_common.files import write_text_atomically
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -44,8 +50,22 @@ def write_page(folder: Path, *, student: str, data: dict, rows: list[dict], buil
     return path
 
 
+def class_results(out: Path) -> dict[str, dict]:
+    """student -> results.json of every student graded into out (their folders' files)."""
+    found = {}
+    for path in sorted(out.glob("*/results.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("student"), str) and isinstance(data.get("tests"), list):
+            found[data["student"]] = data
+    return found
+
+
 def write_gradebook(out: Path, students: dict[str, dict]) -> Path:
-    """One row per student: total, then each test's score (columns: the union of test names)."""
+    """One row per student: total, then each test's score (columns: the union of test names);
+    a manual line not entered yet is left empty."""
     names: list[str] = []
     for data in students.values():
         for test in data["tests"]:
@@ -55,7 +75,8 @@ def write_gradebook(out: Path, students: dict[str, dict]) -> Path:
     writer = csv.writer(buffer)
     writer.writerow(["student", "score", "max_score", "program_id", *names])
     for student, data in sorted(students.items()):
-        by_name = {t["name"]: t["score"] for t in data["tests"]}
+        by_name = {t["name"]: ("" if (t.get("extra_data") or {}).get("entered") is False else t["score"])
+                   for t in data["tests"]}
         writer.writerow([student, data["score"], data["max_score"], data.get("program_id", ""),
                          *[by_name.get(name, "") for name in names]])
     path = out / "gradebook.csv"
@@ -63,32 +84,54 @@ def write_gradebook(out: Path, students: dict[str, dict]) -> Path:
     return path
 
 
-def leaderboard(rows: list[dict]) -> list[dict]:
-    """Per (graph, method, sync): each student's median computation time over their correct
-    runs (spec or recovered times; runs flagged for a time longer than the wall time left out),
-    fastest first, with the rank."""
+def _kernel_ms(row: dict) -> float:
+    return row["computation_ms"] + (row.get("filtering_ms") or 0)
+
+
+def refused_time(row: dict) -> str:
+    """Why a correct run's time stays off the board ('' if it may be ranked): the checks of
+    grader.sweep.timings.wall_flag, made again (rows written before they existed count too)."""
+    if row.get("computation_ms") is None:
+        return "no kernel time printed"
+    return row.get("time_flag") or wall_flag(row["computation_ms"], row.get("filtering_ms"), row.get("wall_s"),
+                                             row.get("device") or "")
+
+
+def leaderboard(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(board, flagged). board: per (graph, method, sync), each student's median computation
+    time over their correct runs (spec or recovered times), fastest first, with the rank.
+    flagged: correct runs whose time cannot be true, each with why (kept off the board)."""
     groups: dict[tuple, dict[str, list[float]]] = {}
+    flagged = []
     for row in rows:
-        if row.get("status") != "ok" or row.get("computation_ms") is None or row.get("time_flag") or row.get("rep", 0) < 0:
+        if row.get("status") != "ok" or row.get("rep", 0) < 0 or row.get("computation_ms") is None:
+            continue
+        why = refused_time(row)
+        if why:
+            flagged.append({"graph": row["graph"], "method": row["method"], "sync": row["sync"],
+                            "student": row["program"], "run_id": row.get("run_id", ""),
+                            "kernel_ms": row["computation_ms"] + (row.get("filtering_ms") or 0), "why": why})
             continue
         key = (row["graph"], row["method"], row["sync"])
-        groups.setdefault(key, {}).setdefault(row["program"], []).append(row["computation_ms"] + (row.get("filtering_ms") or 0))
+        groups.setdefault(key, {}).setdefault(row["program"], []).append(_kernel_ms(row))
     board = []
     for (graph, method, sync), students in sorted(groups.items()):
         ranked = sorted((statistics.median(times), student, len(times)) for student, times in students.items())
         for rank, (ms, student, runs) in enumerate(ranked, 1):
             board.append({"graph": graph, "method": method, "sync": sync, "rank": rank, "student": student,
                           "median_kernel_ms": round(ms, 3), "correct_runs": runs})
-    return board
+    return board, flagged
 
 
 def write_leaderboard(out: Path, rows: list[dict]) -> Path:
-    board = leaderboard(rows)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=["graph", "method", "sync", "rank", "student",
-                                                "median_kernel_ms", "correct_runs"])
-    writer.writeheader()
-    writer.writerows(board)
-    path = out / "leaderboard.csv"
-    write_text_atomically(path, buffer.getvalue())
-    return path
+    board, flagged = leaderboard(rows)
+    for name, fields, items in (("leaderboard.csv", ["graph", "method", "sync", "rank", "student",
+                                                     "median_kernel_ms", "correct_runs"], board),
+                                ("leaderboard_flagged.csv", ["graph", "method", "sync", "student", "run_id",
+                                                             "kernel_ms", "why"], flagged)):
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(items)
+        write_text_atomically(out / name, buffer.getvalue())
+    return out / "leaderboard.csv"

@@ -1,12 +1,17 @@
 """Find students' submissions and unpack them safely.
 
 A submission is a folder, a `.tgz`/`.tar.gz`/`.tar`/`.zip` (the spec's `sssp_gpu.tgz`), or a
-folder holding one such per student; the student id is the folder's or archive's name
-without its extension. Unpacking refuses, for the whole submission, anything that could
-reach outside its folder or the machine: absolute paths, `..`, links pointing outside (or
-anywhere absolute), device files, FIFOs and sockets; and it stops past a total size or a
-file count. tarfile's `data` filter is applied as well where Python has it; zipfile has no
-filter, so every zip member is checked here and copied through a byte counter.
+folder holding one such per student. Layouts read (grader.grading.layouts): a folder per
+student holding the package (and the report, `sssp_report.pdf`); Gradescope's submission
+export (`submission_metadata.yml` and `submission_<id>/` folders); the file and folder names
+of Canvas, Moodle and Blackboard downloads, grouped by student. The student id is always a
+safe folder name that cannot be one of the grader's own files. Unpacking refuses, for the
+whole submission, anything that could reach outside its folder or the machine: absolute
+paths, `..`, links pointing outside (or anywhere absolute), device files, FIFOs and sockets;
+and it stops past a total size or a file count. tarfile's `data` filter is applied as well
+where Python has it; zipfile has no filter, so every zip member is checked here and copied
+through a byte counter. A package holding only another package (a zip of `sssp_gpu.tgz`) is
+unpacked once more.
 """
 from __future__ import annotations
 
@@ -37,7 +42,8 @@ class Limits:
 class Submission:
     student: str
     source: Path
-    kind: str            # dir, tar or zip
+    kind: str                      # dir, tar, zip, or file (something that is no package, kept to say so)
+    report: Path | None = None     # the report handed in beside the package, if any
 
 
 def _archive_kind(path: Path) -> str | None:
@@ -63,35 +69,6 @@ def looks_like_one(folder: Path) -> bool:
         return True
     children = [c for c in folder.iterdir() if not c.name.startswith(".")]
     return len(children) == 1 and children[0].is_dir() and any((children[0] / m).is_file() for m in MAKEFILES)
-
-
-def discover(paths: list[Path]) -> list[Submission]:
-    """Every submission the arguments name, by student id (a repeated id is an error)."""
-    found: list[Submission] = []
-    for path in map(Path, paths):
-        if path.is_file():
-            kind = _archive_kind(path)
-            if kind is None:
-                raise Refused(f"{path}: not a folder or a .tgz/.tar.gz/.tar/.zip archive")
-            found.append(Submission(student_id(path), path, kind))
-        elif path.is_dir():
-            if looks_like_one(path):
-                found.append(Submission(student_id(path), path, "dir"))
-                continue
-            for child in sorted(path.iterdir()):
-                if child.name.startswith("."):
-                    continue
-                kind = "dir" if child.is_dir() and not child.is_symlink() else _archive_kind(child)
-                if kind is not None:
-                    found.append(Submission(student_id(child), child, kind))
-        else:
-            raise Refused(f"{path}: no such file or folder")
-    seen: dict[str, Path] = {}
-    for item in found:
-        if item.student in seen:
-            raise Refused(f"two submissions for student {item.student!r}: {seen[item.student]} and {item.source}")
-        seen[item.student] = item.source
-    return found
 
 
 # --- unpacking -----------------------------------------------------------------------
@@ -134,14 +111,46 @@ def unpack(submission: Submission, dest: Path, limits: Limits = Limits()) -> Pat
         _untar(submission.source, dest, limits)
     elif submission.kind == "zip":
         _unzip(submission.source, dest, limits)
+    elif submission.kind == "file":
+        _copy_file(submission.source, dest, limits)
     else:
         _copy_tree(submission.source, dest, limits)
-    return top_folder(dest)
+    top = top_folder(dest)
+    inner = _only_package(top)
+    if inner is not None:       # an upload that wraps the package (Gradescope and LMS zips do)
+        nested = dest / ".package"
+        nested.mkdir()
+        (_untar if _archive_kind(inner) == "tar" else _unzip)(inner, nested, limits)
+        return top_folder(nested)
+    return top
+
+
+def _only_package(top: Path) -> Path | None:
+    """The one archive at the top of a tree with no Makefile (reports and READMEs beside it)."""
+    if has_makefile(top):
+        return None
+    archives = [c for c in top.iterdir() if _archive_kind(c) and c.is_file() and not c.is_symlink()]
+    return archives[0] if len(archives) == 1 else None
+
+
+def has_makefile(folder: Path) -> bool:
+    return any((folder / m).is_file() for m in MAKEFILES)
+
+
+def what_was_found(top: Path) -> str:
+    """One line for a submission with no Makefile at its top: what is there instead."""
+    deeper = sorted((p for p in top.rglob("*") if p.name in MAKEFILES and p.is_file()), key=lambda p: len(p.parts))
+    entries = sorted(c.name + ("/" if c.is_dir() else "") for c in top.iterdir() if c.name != ".package")
+    shown = ", ".join(entries[:12]) + (f", ... ({len(entries) - 12} more)" if len(entries) > 12 else "")
+    line = f"no Makefile at the top of the submission; found {shown or 'nothing'}"
+    if deeper:
+        line += f"; a Makefile at {deeper[0].relative_to(top)} (the spec: the grader runs make sssp at the top)"
+    return line
 
 
 def top_folder(dest: Path) -> Path:
     """The folder with the Makefile: dest, or its only subfolder (archives of `sssp_gpu/`)."""
-    if any((dest / m).exists() for m in MAKEFILES):
+    if has_makefile(dest):
         return dest
     children = [c for c in dest.iterdir() if not c.name.startswith(".") and c.name != "__MACOSX"]
     if len(children) == 1 and children[0].is_dir() and not children[0].is_symlink():
@@ -211,6 +220,14 @@ def _copy_counted(stream, out, budget: _Budget, name: str) -> None:
         if budget.bytes > budget.limits.max_bytes:
             raise Refused(f"more than {budget.limits.max_bytes >> 20} MiB unpacked (at {name!r})")
         out.write(chunk)
+
+
+def _copy_file(source: Path, dest: Path, limits: Limits) -> None:
+    info = source.lstat()
+    if not stat.S_ISREG(info.st_mode):
+        raise Refused(f"{source.name!r} is not a regular file")
+    _Budget(limits).add(info.st_size, source.name)
+    shutil.copyfile(source, dest / source.name, follow_symlinks=False)
 
 
 def _copy_tree(source: Path, dest: Path, limits: Limits) -> None:

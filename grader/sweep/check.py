@@ -105,7 +105,8 @@ def classify(result, reference: np.ndarray, sentinels=(), patterns=DEFAULT_PATTE
               "distances": "ok", "file_distances": None, "output_format": None, "output_deviations": None,
               "stdout_format": "ok", "stdout_problems": timings.stdout_format(stdout),
               "times_source": found["times_source"],
-              "time_flag": timings.wall_flag(found["computation_ms"], found["filtering_ms"], result.wall_s)}
+              "time_flag": timings.wall_flag(found["computation_ms"], found["filtering_ms"], result.wall_s,
+                                            found["device"])}
     if record["stdout_problems"]:
         record["stdout_format"] = "deviates"
     try:

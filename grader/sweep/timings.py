@@ -6,6 +6,7 @@ with `Took 1773.1ms.` is right, its time recovered (and marked so), its stdout n
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -123,9 +124,23 @@ def times(stdout: str, patterns=DEFAULT_PATTERNS) -> dict:
             "times_source": source}
 
 
-def wall_flag(computation_ms, filtering_ms, wall_s: float | None) -> str:
-    """A self-reported kernel time longer than the whole run took (a unit mix-up, or made up)."""
-    reported = sum(v for v in (computation_ms, filtering_ms) if v is not None)
+KERNEL_FLOOR_MS = 0.002    # a kernel launch and its synchronisation take a few microseconds on any GPU
+
+
+def wall_flag(computation_ms, filtering_ms, wall_s: float | None, device: str = "") -> str:
+    """Why a self-reported kernel time cannot be true, or '': negative, not finite, zero or
+    below what one kernel launch takes (GPU runs), or longer than the whole run took (a unit
+    mix-up, or made up). Such a time is kept off the leaderboard."""
+    stages = {"computation": computation_ms, "filtering": filtering_ms}
+    for stage, value in stages.items():
+        if value is not None and not math.isfinite(value):
+            return f"self-reported {stage} time {value} ms is not a finite number"
+        if value is not None and value < 0:
+            return f"self-reported {stage} time {value:g} ms is negative"
+    if computation_ms is not None and "CPU" not in (device or "") and computation_ms < KERNEL_FLOOR_MS:
+        return (f"self-reported computation time {computation_ms:g} ms is below what one kernel launch takes "
+                f"({KERNEL_FLOOR_MS * 1000:g} us)")
+    reported = sum(v for v in stages.values() if v is not None)
     if wall_s is None or not reported:
         return ""
     if reported > wall_s * 1000.0 + 1.0:
