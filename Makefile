@@ -16,7 +16,7 @@ all: sssp
 # Install only what does not import already: the GPU machine has no network.
 # Offline, a failed install is fine as long as numpy imports (sssp needs nothing else).
 deps:
-	@if ! $(PYTHON) -c "import numpy, scipy, pandas, jinja2, matplotlib, tqdm, pytest" 2>/dev/null; then \
+	@if ! $(PYTHON) -c "import numpy, scipy, pandas, jinja2, matplotlib, tqdm, pytest, pypdf" 2>/dev/null; then \
 	  $(PYTHON) -m pip install -q --retries 1 --timeout 5 -e '.[test]' \
 	  || { $(PYTHON) -c "import numpy" \
 	       && echo "make: could not install the missing packages (offline?); going on with what imports" >&2; }; \
