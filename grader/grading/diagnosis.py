@@ -17,14 +17,15 @@ compute-sanitizer, of a GPU, or because the GPU refuses it ("Device not supporte
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
 from pathlib import Path
+from typing import Callable
 
 from grader.grading.build import MAKEFILE_NAMES, build
 from grader.grading.sanitizer_report import parse
@@ -140,9 +141,10 @@ def add_lineinfo(tree: Path) -> list[str]:
     return changes
 
 
-def lineinfo_build(tree: Path, area: Path, options, sandbox) -> tuple[str | None, str]:
+def lineinfo_build(tree: Path, area: Path, options, sandbox, builder: Callable = build) -> tuple[str | None, str]:
     """(the -lineinfo build's program, what happened); None: use the graded build. A process-pool
     job: the build runs under this process's own sandbox uid."""
+    area.mkdir(mode=0o711, parents=True, exist_ok=True)
     copy = area / "lineinfo-src"
     if copy.exists():
         shutil.rmtree(copy)
@@ -151,7 +153,7 @@ def lineinfo_build(tree: Path, area: Path, options, sandbox) -> tuple[str | None
     if not changes:
         return None, "no nvcc line in the Makefiles to add -lineinfo to: the graded build is used"
     (area / "lineinfo").mkdir(mode=0o711, exist_ok=True)
-    result = build(copy, area / "lineinfo", options, sandbox)
+    result = builder(copy, area / "lineinfo", options, sandbox)
     if not result.built:
         return None, f"the -lineinfo build failed ({result.detail}): the graded build is used"
     return str(result.program), f"-lineinfo added at {', '.join(changes[:4])}" + (" ..." if len(changes) > 4 else "")
@@ -199,11 +201,6 @@ def run_target(job: dict) -> dict:
             "findings": [f.as_dict() for f in report.findings], "total": report.total, "wall_s": wall}
 
 
-def pool(jobs: int) -> ProcessPoolExecutor:
-    """Worker processes (spawned: no CUDA or thread state inherited); each claims its own sandbox uid."""
-    return ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=get_context("spawn"))
-
-
 def run_budgeted(submit, targets: list[Target], budget_s: float, jobs: int):
     """Run targets (submit(target) -> future) at most `jobs` at a time while the budget lasts;
     yields (target, result dict or None, why skipped). A refusal stops the rest: the GPU says no."""
@@ -237,3 +234,139 @@ def sandbox_for_sanitizer(sandbox, sanitizer: str):
     """The graded runs' sandbox with the sanitizer's folder on PATH (it finds its own libraries)."""
     folder = str(Path(sanitizer).parent)
     return replace(sandbox, extra_path=tuple(dict.fromkeys((folder, *sandbox.extra_path))))
+
+
+# --- one student's diagnosis (called by grade after the student's runs) -------------------
+
+@dataclass(frozen=True)
+class Setup:
+    """What this grading session can do, decided once: the tool, or why everything is skipped."""
+    sanitizer: str | None
+    skip: str = ""
+
+
+def setup(explicit: str | None, gpus: list[str], enabled: bool = True) -> Setup:
+    """explicit: --sanitizer PATH (used even without a visible GPU: staff asked for it)."""
+    if not enabled:
+        return Setup(None, "diagnosis off (--no-diagnosis)")
+    if explicit:
+        path = shutil.which(explicit) or explicit
+        if not (Path(path).is_file() and os.access(path, os.X_OK)):
+            return Setup(None, f"--sanitizer {explicit}: not an executable file")
+        return Setup(str(Path(path).resolve()))
+    found = find_sanitizer()
+    if found is None:
+        return Setup(None, "no compute-sanitizer on PATH or in " + " or ".join(SANITIZER_DIRS))
+    if not gpus:
+        return Setup(None, "no GPU visible (compute-sanitizer needs one)")
+    return Setup(found)
+
+
+def inline_submit(function: Callable) -> Callable:
+    """submit(job) -> Future that runs the job in this process at once (the serial grader)."""
+    def submit(job):
+        future: Future = Future()
+        try:
+            future.set_result(function(job))
+        except Exception as error:   # recorded as that run's error by run_budgeted
+            future.set_exception(error)
+        return future
+    return submit
+
+
+def diagnose_student(student: str, folder: Path, tree: Path, area: Path, program_id: str, rows: list[dict],
+                     cells: list, graphs: dict, grading, plain_program: str | None, *, budget_s: float,
+                     session: Setup, submit: Callable | None = None, jobs: int = 1, force: bool = False,
+                     builder: Callable = build) -> dict:
+    """Plan, build with -lineinfo, run the tools within budget_s; write and return diagnosis.json.
+    submit(job dict) -> Future of run_target(job) (default: in this process)."""
+    path = folder / "diagnosis.json"
+    cached = _read(path)
+    if not force and cached.get("program_id") == program_id and cached.get("complete"):
+        return cached
+    began = time.monotonic()
+    targets = plan(student, rows, uses_shared_memory(tree))
+    result = {"program_id": program_id, "complete": True, "budget_s": round(budget_s, 2), "targets": len(targets),
+              "tool_runs": [], "findings": [], "skipped": [], "lineinfo": ""}
+    if targets and session.skip:
+        result["skipped"] = [_skipped(t, session.skip) for t in targets]
+    elif targets:
+        program, result["lineinfo"] = lineinfo_build(tree, area, grading.build, grading.sandbox, builder)
+        program = program or plain_program
+        if not program or not Path(program).exists():
+            result["skipped"] = [_skipped(t, "no build of the program to run (graded in an earlier session): "
+                                             "rerun with --force") for t in targets]
+        else:
+            _run(result, targets, program, cells, graphs, grading, session, submit, jobs,
+                 budget_s - (time.monotonic() - began))
+    result["seconds"] = round(time.monotonic() - began, 2)
+    result["complete"] = not any("budget" in s["why"] for s in result["skipped"])
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    return result
+
+
+def _run(result, targets, program, cells, graphs, grading, session, submit, jobs, budget_s) -> None:
+    by_id = {cell.run_id: cell for cell in cells}
+    sandbox = sandbox_for_sanitizer(grading.sandbox, session.sanitizer)
+    matrix = grading.matrix
+
+    def job_for(target: Target) -> dict:
+        cell = by_id[target.run_id]
+        return {"sanitizer": session.sanitizer, "tool": target.tool, "template": matrix.command, "cell": cell,
+                "input": graphs[cell.graph].ordered[cell.ordering], "program": program,
+                "config_dir": matrix.config_dir, "timeout_s": matrix.timeout_s, "sandbox": sandbox}
+
+    runnable = [t for t in targets if t.run_id in by_id and by_id[t.run_id].graph in graphs]
+    for target in targets:
+        if target not in runnable:
+            result["skipped"].append(_skipped(target, "its graph is not available in this session"))
+    submit = submit or inline_submit(run_target)
+    for target, outcome, why in run_budgeted(lambda t: submit(job_for(t)), runnable, budget_s, jobs):
+        if outcome is None:
+            result["skipped"].append(_skipped(target, why))
+            continue
+        outcome = outcome[0] if isinstance(outcome, tuple) else outcome
+        cell = by_id[target.run_id]
+        result["tool_runs"].append({"method": target.method, "tool": target.tool, "graph": target.graph,
+                                    "cell": cell.label, "status": outcome["status"], "detail": outcome["detail"],
+                                    "seconds": outcome["seconds"], "total": outcome.get("total")})
+        for finding in outcome["findings"]:
+            result["findings"].append({**finding, "method": target.method, "graph": target.graph, "cell": cell.label,
+                                       "run_verdict": target.verdict,
+                                       "severity": "warning" if target.verdict == "ok" else finding["severity"]})
+
+
+def _skipped(target: Target, why: str) -> dict:
+    return {"method": target.method, "tool": target.tool, "graph": target.graph, "why": why}
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+TEST_NAME = "Diagnosis: compute-sanitizer findings (information only: costs no points)"
+
+
+def results_test(folder: Path, program_id: str, visibility: str = "visible") -> list[dict]:
+    """The Gradescope test that shows a student's findings (none when nothing was diagnosed)."""
+    found = _read(folder / "diagnosis.json")
+    if not found or found.get("program_id") != program_id or not found.get("targets"):
+        return []
+    lines = []
+    for f in found["findings"]:
+        verdict = "answers right: a warning" if f["run_verdict"] == "ok" else f"the run's verdict: {f['run_verdict']}"
+        where = f["location"] + (f" and {f['other_location']}" if f.get("other_location") else "")
+        lines.append(f"- {f['method']} on {f['cell']} ({verdict}): {f['tool']}: {f['kind']}"
+                     + (f" in kernel {f['kernel']}" if f["kernel"] else "") + (f" at {where}" if where else "")
+                     + (f", {f['count']} times" if f["count"] > 1 else ""))
+        lines += [f"      {line}" for line in f["excerpt"][:4]]
+    ran = [r for r in found["tool_runs"]]
+    if not found["findings"]:
+        lines.append(f"no findings in {len(ran)} tool run(s)" if ran else "no tool ran")
+    lines += [f"- not run: {s['tool']} on {s['method']} ({s['graph']}): {s['why']}" for s in found["skipped"]]
+    if found.get("lineinfo"):
+        lines.append(f"build: {found['lineinfo']}")
+    return [{"name": TEST_NAME, "score": 0.0, "max_score": 0.0, "output": "\n".join(lines), "visibility": visibility}]

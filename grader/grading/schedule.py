@@ -1,0 +1,133 @@
+"""Grading a class on one GPU, concurrently, and what comes after the last student.
+
+`grader grade --jobs N`: a thread per student in flight (up to N + 1, so the next student's
+build overlaps the runs), builds in worker processes (each its own sandbox uid: concurrent
+builds never share one), and runs in a SharedGpuPool of N worker processes: correctness runs
+of different students side by side, admitted by the GPU's free memory, timing runs alone. The
+timing runs are those whose times feed the leaderboard: every run on the largest graph (most
+edges) of the session. The others' rows carry `ran_alone: false` and stay out of the
+leaderboard (the pool marks every row it returns). `--jobs 1` (the default) grades as before: one run at a time, every time counts.
+
+After the runs of a student: compute-sanitizer diagnosis (grader.grading.diagnosis), within
+BUDGET_SHARE of that student's grading time. After the last student: similarity of every pair
+of sources (grader.grading.similarity) and the class page (grader.grading.classpage).
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Callable, Iterator
+
+from grader.grading import diagnosis, similarity
+from grader.grading.build import build as plain_build
+from grader.sweep.executors import visible_gpus
+from grader.sweep.executors.shared import CORRECTNESS, SharedGpuPool
+from sssp_common.files import write_text_atomically
+
+
+@dataclass
+class ClassRun:
+    """What grade's per-student code needs of the class-wide machinery (one per `grade` call)."""
+    jobs: int = 1
+    session: diagnosis.Setup = field(default_factory=lambda: diagnosis.Setup(None, "not set up"))
+    pool: object = None                        # the SharedGpuPool when jobs > 1
+    builds: ProcessPoolExecutor | None = None
+    timed: set = field(default_factory=set)    # graphs whose runs are timing runs
+    force: bool = False
+    store_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def build(self, tree, area, options, sandbox):
+        """The student's build: in a worker process when grading concurrently."""
+        if self.builds is None:
+            return plain_build(tree, area, options, sandbox)
+        return self.builds.submit(plain_build, tree, area, options, sandbox).result()
+
+    def close(self) -> None:
+        if self.builds is not None:
+            self.builds.shutdown(wait=False, cancel_futures=True)
+
+
+def start(jobs: int, sanitizer: str | None = None, diagnose: bool = True, force: bool = False) -> ClassRun:
+    gpus = visible_gpus()
+    run = ClassRun(jobs=max(1, jobs), session=diagnosis.setup(sanitizer, gpus, diagnose), force=force)
+    if run.jobs > 1:
+        run.builds = ProcessPoolExecutor(max_workers=run.jobs, mp_context=get_context("spawn"))
+    return run
+
+
+def open_pool(run: ClassRun, fn: Callable) -> SharedGpuPool:
+    """N workers on the first visible GPU (or the CPU); timing runs: those on run.timed graphs."""
+    gpus = visible_gpus()
+    run.pool = SharedGpuPool(fn, run.jobs, gpu=gpus[0] if gpus else None,
+                             is_timing=lambda task: task.cell.graph in run.timed)
+    return run.pool
+
+
+def timed_graphs(graphs: dict) -> set[str]:
+    """The largest prepared graph (most edges, then vertices): its runs' times are the ones reported."""
+    if not graphs:
+        return set()
+    size = lambda name: (getattr(graphs[name], "edges", 0) or 0, getattr(graphs[name], "vertices", 0) or 0)  # noqa: E731
+    return {max(sorted(graphs), key=size)}
+
+
+def each_student(found: list, grade_one: Callable, jobs: int) -> Iterator[tuple[object, dict]]:
+    """(submission, its summary) as each finishes: in order with jobs 1, else jobs + 1 at a time."""
+    if jobs <= 1:
+        for submission in found:
+            yield submission, grade_one(submission)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=jobs + 1, thread_name_prefix="student") as threads:
+        pending = {threads.submit(grade_one, submission): submission for submission in found}
+        try:
+            while pending:
+                done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield pending.pop(future), future.result()
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+
+
+class LockedStore:
+    """The results file appended to by several student threads."""
+    def __init__(self, store, lock: threading.Lock):
+        self._store, self._lock = store, lock
+        self.path = store.path
+
+    def append(self, row) -> None:
+        with self._lock:
+            self._store.append(row)
+
+
+def diagnose(run: ClassRun, student: str, folder: Path, tree: Path, area: Path, program_id: str, rows: dict,
+             cells: list, graphs: dict, grading, built: dict, began: float) -> dict:
+    """compute-sanitizer for one student after their runs, within BUDGET_SHARE of their time so far."""
+    budget = diagnosis.BUDGET_SHARE * (time.monotonic() - began)
+    submit = None
+    if run.pool is not None:
+        submit = lambda job: run.pool.submit_future(job, fn=diagnosis.run_target, kind=CORRECTNESS)  # noqa: E731
+    return diagnosis.diagnose_student(student, folder, tree, area / "diagnosis", program_id, list(rows.values()),
+                                      cells, graphs, grading, built.get("program"), budget_s=budget,
+                                      session=run.session, submit=submit, jobs=run.jobs, force=run.force,
+                                      builder=run.build)
+
+
+def after_class(out: Path, work: Path, students: list[str], sample_code: Path | None, top: int = 30) -> dict:
+    """Similarity of every pair of this session's sources (unpacked under work/<student>/unpacked),
+    written to DIR/similarity.json and returned."""
+    trees = {s: work / s / "unpacked" for s in students if (work / s / "unpacked").is_dir()}
+    began = time.monotonic()
+    pairs = similarity.compare(trees, sample_code=sample_code, top=top) if len(trees) >= 2 else []
+    result = {"students": sorted(trees), "sample_code": str(sample_code) if sample_code else None,
+              "k": similarity.K, "window": similarity.WINDOW, "seconds": round(time.monotonic() - began, 2),
+              "pairs": [p.as_dict() for p in pairs]}
+    write_text_atomically(out / "similarity.json", json.dumps(result, indent=2) + "\n")
+    return result
