@@ -40,6 +40,7 @@ class Settings:
     gapbs_format: str
     threads: int
     out_dir: Path
+    graphs: tuple = ()  # graph keys the versus/outcore tables use (empty: all six)
     wall_repeats: int = 3
     opt_repeats: int = 5
     kernel_repeats: int = 3
@@ -57,6 +58,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", default="", metavar="A,B", help="sections to run: wall, versus, outcore, load, "
                                                                   "bmf, breakdown (default: all of the mode's)")
     parser.add_argument("--prepare-only", action="store_true", help="make the graphs and stop")
+    parser.add_argument("--graphs", default="", metavar="K,L",
+                        help="only these graphs in the versus table (keys: grid-w, grid-u, rmat-w, rmat-u, road, lj); "
+                             "a targeted run, not the headline")
     parser.add_argument("--gapbs-format", choices=("wsg", "wel"), default="wsg",
                         help="gapbs input: wsg (serialized, read in <1 s; default) or wel (text)")
     parser.add_argument("--threads", type=int, default=min(16, os.cpu_count() or 1), help="gapbs threads (16)")
@@ -78,13 +82,20 @@ def main(argv: list[str] | None = None) -> int:
     plan = QUICK if args.quick else FULL
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     plan = [(name, share) for name, share in plan if not only or name in only]
-    settings = Settings(args.scale, args.quick, args.gapbs_format, args.threads, args.out_dir)
+    keys = tuple(k.strip() for k in args.graphs.split(",") if k.strip())
+    unknown = [k for k in keys if k not in [s.key for s in graphs.specs(args.scale)]]
+    if unknown:
+        print(f"benchmarks.run: unknown graph key(s) {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    settings = Settings(args.scale, args.quick, args.gapbs_format, args.threads, args.out_dir, keys)
     if args.scale == "ci":
         settings.wall_repeats, settings.opt_repeats, settings.kernel_repeats = 1, 2, 1
         settings.gunrock_runs, settings.run_timeout = 2, 60.0
     print(f"benchmarks: {'quick' if args.quick else 'full'}, scale {args.scale}, tables: "
           f"{', '.join(name for name, _ in plan)}", flush=True)
-    prepare_s = graphs.prepare(args.scale, gapbs_format=args.gapbs_format)
+    # a targeted versus/outcore run prepares only its graphs; any other table needs them all
+    targeted = keys and {name for name, _ in plan} <= {"versus", "outcore"}
+    prepare_s = graphs.prepare(args.scale, keys=list(keys) if targeted else None, gapbs_format=args.gapbs_format)
     if args.prepare_only:
         print(f"graphs in {graphs.folder(args.scale)} ({prepare_s:.1f} s)")
         return 0

@@ -95,6 +95,8 @@ def bench(settings, budget, record, device) -> dict:
     rows, measured, failures, notes = [], {}, 0, []
     goal_rows = {"gapbs": [], "Gunrock": []}
     for spec in graphs.specs(settings.scale):
+        if settings.graphs and spec.key not in settings.graphs:
+            continue
         # loading, scipy and opt's first run: ~60 ns per edge on the GPU machine's host (LiveJournal ~4 s)
         if not budget.allows(graphs.meta(settings.scale, spec.key)["m"] * 6e-8 + 0.3, f"{spec.label}: the whole row"):
             rows.append([spec.label, "not measured (skipped for time)"] + [None] * 8)
