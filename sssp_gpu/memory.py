@@ -50,8 +50,11 @@ def gpu_free() -> int:
     """Bytes free on the current GPU, once CuPy's pool has given back the blocks it only caches."""
     import cupy
 
+    from .resident import held_bytes
+
     cupy.get_default_memory_pool().free_all_blocks()
-    return int(cupy.cuda.runtime.memGetInfo()[0])
+    # a kept process's copies of this graph's edges count as free: the solve reuses them
+    return int(cupy.cuda.runtime.memGetInfo()[0]) + held_bytes()
 
 
 def _read_kib(path: str, key: str) -> int | None:

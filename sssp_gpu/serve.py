@@ -40,12 +40,14 @@ class Shelf:
     Keyed by the file's identity (device, inode, size, modification and change times), so a
     file rewritten in place is read again; a pipe or anything not a regular file is never
     kept. Arrays are made read-only: a method that wrote into its input would corrupt the
-    next cell, and fails loudly instead."""
+    next cell, and fails loudly instead. Read-only arrays are also what sssp_gpu.resident keeps
+    device copies of, for the graph of the current cell only."""
 
     def __init__(self, budget_bytes: int, loader=None):
         self.budget = budget_bytes
         self._loader = loader
         self._graphs: OrderedDict = OrderedDict()
+        self._last = None
 
     def load(self, path):
         import stat as stat_module
@@ -62,7 +64,7 @@ class Shelf:
         graph = self._graphs.get(key)
         if graph is not None:
             self._graphs.move_to_end(key)
-            return graph
+            return self._current(graph)
         graph = load(path)
         for array in (graph.src, graph.dst, graph.w):
             array.flags.writeable = False
@@ -71,6 +73,13 @@ class Shelf:
             self._graphs[key] = graph
             while self.held_bytes() > self.budget:
                 self._graphs.popitem(last=False)
+        return self._current(graph)
+
+    def _current(self, graph):
+        """The graph this cell uses; another graph's device copies go (sssp_gpu.resident)."""
+        if graph is not self._last:
+            self._last = graph
+            drop_device_copies()
         return graph
 
     def held_bytes(self) -> int:
@@ -81,6 +90,13 @@ class Shelf:
 
     def clear(self) -> None:
         self._graphs.clear()
+        self._last = None
+        drop_device_copies()
+
+
+def drop_device_copies() -> None:
+    from .resident import drop_all
+    drop_all()
 
 
 def default_budget() -> int:

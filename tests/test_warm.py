@@ -68,7 +68,8 @@ def kept(request, tmp_path_factory):
 
 def cases(graphs: list[Path]) -> list[list[str]]:
     """Every method and sync on the graphs, graphs alternating (a cell after another graph),
-    two configurations, opt's knobs, -paths and the exits 1 and 2."""
+    then every method on one graph in a row (what the kept copies serve), opt's knobs, -paths
+    and the exits 1 and 2."""
     runs = []
     for method in METHODS:
         for sync in ("outcore", "incore"):
@@ -79,6 +80,9 @@ def cases(graphs: list[Path]) -> list[list[str]]:
     for graph in graphs:
         runs.append(["-input", str(graph), "-bsize", "512", "-bcount", "4", "-output", "{out}", "bmf",
                      "-sync", "outcore", "-usesmem", "yes"])
+    for method in METHODS:   # one graph, cell after cell: its kept copies (host and device) reused
+        runs.append(["-input", str(graphs[1]), "-bsize", "768", "-bcount", "2", "-output", "{out}", method,
+                     "-sync", "outcore"])
     runs += [["--input", str(graphs[1]), "--bsize", "512", "--bcount", "4", "--output", "{out}",
               "--method", "opt", "--sync", "incore", "-delta", "0", "-fuse", "0"],
              ["-input", str(graphs[2]), "-bsize", "256", "-bcount", "8", "-output", "{out}", "opt",

@@ -11,6 +11,7 @@ import numpy as np
 
 from sssp_common.graph import Graph
 from ..pinned import pinned_zeros
+from ..resident import on_device
 from ..timing import CpuTimer, GpuTimer
 from . import relax_cpu
 from .common import Result, Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
@@ -61,7 +62,7 @@ def run_gpu(graph: Graph, run: Run) -> Result:
     name = "bmf_segscan" if run.usesmem else f"bmf_{run.sync}"
     relax = kernels.kernel("bmf", f"{name}<{kernels.c_type(dtype)}>")
 
-    src, dst, w = (cupy.asarray(a) for a in (graph.src, graph.dst, graph.w))
+    src, dst, w = (on_device(a) for a in (graph.src, graph.dst, graph.w))
     num_edges = np.int32(graph.m)
     distance = cupy.full(graph.n, inf, dtype=dtype)
     distance[0] = 0

@@ -28,6 +28,7 @@ import numpy as np
 
 from sssp_common.graph import Graph
 from ..kernels import KERNEL_DIR
+from ..resident import on_device
 from ..timing import CpuTimer, GpuTimer
 from .classic import csr_cpu, csr_gpu, edges_in_ranges
 from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
@@ -201,10 +202,10 @@ class _DeviceState:
         self.w0 = np.int32(int(graph.w[0]) if equal else 0)
         self.pull_min = np.int64(max(1024, n // PULL_SHARE))
         if equal:
-            dst = cupy.asarray(graph.dst)
+            dst = on_device(graph.dst)
             order = cupy.argsort(dst)
             self.in_ptr = cupy.searchsorted(dst[order], cupy.arange(n + 1, dtype=dst.dtype)).astype(np.int32)
-            self.in_src = cupy.asarray(graph.src)[order]
+            self.in_src = on_device(graph.src)[order]
             self.fround = cupy.full(max(n, 1), -1, dtype=np.int32)
             del dst, order
         else:

@@ -13,6 +13,7 @@ import numpy as np
 
 from sssp_common.graph import Graph
 from ..pinned import pinned_zeros
+from ..resident import on_device
 from ..timing import CpuTimer, GpuTimer
 from . import relax_cpu
 from .common import Result, RoundHook, Run, distance_dtype, dtype_inf, max_rounds, to_result_dist
@@ -64,7 +65,7 @@ def run_gpu(graph: Graph, run: Run, on_round: RoundHook = None) -> Result:
     gather = kernels.kernel("tpe", "tpe_gather")
     relax = kernels.kernel("tpe", f"tpe_relax_{run.sync}<{ctype}>")
 
-    src, dst, w = (cupy.asarray(a) for a in (graph.src, graph.dst, graph.w))
+    src, dst, w = (on_device(a) for a in (graph.src, graph.dst, graph.w))
     num_edges, num_warps = np.int32(graph.m), np.int32(run.warps)
     distance = cupy.full(graph.n, inf, dtype=dtype)
     distance[0] = 0
