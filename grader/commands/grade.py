@@ -23,9 +23,11 @@ import os
 import shutil
 import signal
 import sys
+import time
 from pathlib import Path
 
-from grader.grading import gradebook
+from grader.grading import classpage, gradebook, schedule
+from grader.grading.diagnosis import results_test as diagnosis_test
 from grader.grading.build import build
 from grader.sweep.cells import expand, graph_label
 from grader.sweep.cellrun import run_cell
@@ -69,17 +71,26 @@ def add_arguments(parser) -> None:
     parser.add_argument("--nvcc", metavar="PATH", help="compatibility: rewrite hard-coded nvcc paths in Makefiles to PATH")
     parser.add_argument("--arch", metavar="sm_XX", help="compatibility: rewrite -arch/-gencode flags in Makefiles to -arch=sm_XX")
     parser.add_argument("--force", action="store_true", help="build and run again even what is already graded")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="correctness runs of different students N at a time on one GPU (admitted by free GPU memory), timing runs (the largest graph's) alone; builds beside the runs (default 1: one run at a time)")
+    parser.add_argument("--sample-code", type=Path, metavar="DIR",
+                        help="the course's sample code: left out of the similarity check")
+    parser.add_argument("--sanitizer", metavar="PATH", help="the compute-sanitizer to diagnose failures with (default: on PATH or in /usr/local/cuda/bin, when a GPU is visible)")
+    parser.add_argument("--no-diagnosis", action="store_true", help="no compute-sanitizer runs")
 
 
 def run_from_args(args) -> int:
     return run(args.submissions, out=args.out, config=args.config, scale=args.scale, graphs=args.graphs,
                methods=args.methods, reps=args.reps, timeout=args.timeout, cache_dir=args.cache_dir,
                quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force,
+               jobs=args.jobs, sample_code=args.sample_code, sanitizer=args.sanitizer,
+               diagnose=not args.no_diagnosis,
                executor=args.executor, workers=args.workers, scheduler=args.scheduler, rubric=args.rubric)
 
 
 def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
         timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
+        jobs=1, sample_code=None, sanitizer=None, diagnose=True,
         stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None) -> int:
     """0: every submission graded (whatever its score); 1: graded, but no run of any built submission
     was right (suspect the machine); 2: bad usage, config or report_scores.csv; 130: interrupted.
@@ -106,8 +117,14 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
         return 2
     os.chmod(out / "runs.jsonl", 0o600)
     matrix = grading.matrix
-    pool = open_pool_or_say(run_task, matrix, executor=executor, workers=workers, scheduler=scheduler,
-                            command="grader grade", err=err)
+    if jobs < 1 or (jobs > 1 and (executor or matrix.executor) != "local"):
+        print(f"grader grade: --jobs {jobs}: must be at least 1, and above 1 only with the local executor", file=err)
+        store.close()
+        return 2
+    classrun = schedule.start(jobs, sanitizer, diagnose, force)
+    pool = schedule.open_pool(classrun, run_task) if jobs > 1 else \
+        open_pool_or_say(run_task, matrix, executor=executor, workers=workers, scheduler=scheduler,
+                         command="grader grade", err=err)
     if pool is None:
         store.close()
         return 2
@@ -129,28 +146,36 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
             except GraphUnavailable as why:
                 skipped[name] = str(why)
                 print(f"grader grade: skipped graph {name}: {why}", file=err)
+        classrun.timed = schedule.timed_graphs(graphs_ready) if jobs > 1 else set()
+        shared_store = schedule.LockedStore(store, classrun.store_lock)
         # the results file read once (this grader holds its lock), then kept up to date by grade_one
         recorded = latest_by_run_id(read_rows(store.path, warn=None)) if not force else None
-        for submission in found:
-            summary[submission.student] = grade_one(submission, grading, graphs_ready, out, work, store,
-                                                    provenance, {} if force else recorded, quiet, err, pool,
-                                                    report_scores.get(submission.student, {}))
+        def one(submission):   # a thread per student in flight when --jobs > 1
+            return grade_one(submission, grading, graphs_ready, out, work, shared_store,
+                             provenance, {} if force else recorded, quiet, err, pool, report_scores.get(submission.student, {}), classrun=classrun)
+
+        for submission, data in schedule.each_student(found, one, classrun.jobs):
+            summary[submission.student] = data
+        similar = schedule.after_class(out, work, list(summary), sample_code)
     except KeyboardInterrupt:
         print(f"\ninterrupted; results so far are in {out}; rerun to resume", file=err)
         return INTERRUPTED
     finally:
+        classrun.close()
         pool.close(cancel=True)   # nothing is in flight unless interrupted: then the runs are stopped
         store.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         _remove(work)
     rows = [r for r in latest_by_run_id(read_rows(out / "runs.jsonl", warn=None)).values()]
+    board_rows = [r for r in rows if r.get("ran_alone") is not False]   # --jobs: concurrent runs' times are not ranked
     everyone = gradebook.class_results(out)          # this run's students and those graded before
     gradebook.write_gradebook(out, everyone)
-    gradebook.write_leaderboard(out, [r for r in rows if r.get("program_id") in {d.get("program_id") for d in everyone.values()}
+    gradebook.write_leaderboard(out, [r for r in board_rows if r.get("program_id") in {d.get("program_id") for d in everyone.values()}
                                       and r.get("program") in everyone])
     manual.record_found(out / manual.FILE, {s: d.get("report_found", "") for s, d in summary.items()},
                         grading.rubric.report)
+    classpage.write(out, rows, similar)
     width = max(len(s) for s in summary)
     for student, data in sorted(summary.items()):
         runs = data.get("runs", {})
@@ -170,9 +195,11 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
 
 
 def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Path, store, provenance,
-              done: dict, quiet: bool, err, pool, entered: dict | None = None) -> dict:
+              done: dict, quiet: bool, err, pool, entered: dict | None = None, classrun=None) -> dict:
     """done: run id -> latest row of what counts as already run (updated with the rows written)."""
     student = submission.student
+    began = time.monotonic()
+    classrun = classrun or schedule.ClassRun()
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
     area = work / student
@@ -202,7 +229,7 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         write_text_atomically(folder / "build.log", built["detail"] + "\n")
         write_text_atomically(folder / "build.json", json.dumps(built, indent=2, default=str))
     else:
-        result = build(tree, area, options, grading.sandbox)
+        result = classrun.build(tree, area, options, grading.sandbox)
         built = {"program_id": program_id, "built": result.built, "cleaned": result.cleaned, "detail": result.detail,
                  "rewrites": result.rewrites, "seconds": round(result.seconds, 2), "protections": result.protections,
                  "program": str(result.program) if result.program else None}
@@ -229,6 +256,9 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
             data = _publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
             progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
         progress.close()
+        # compute-sanitizer before the last publish: its findings go into results.json and the page
+        schedule.diagnose(classrun, student, folder, tree, area, program_id, rows, cells, graphs, grading,
+                          built, began)
         data = _publish(folder, student, grading, built, cells, rows, extra, report=report)
     return {**data, "built": built["built"],
             "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells),
@@ -237,6 +267,7 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
 
 def _publish(folder, student, grading, built, cells, rows, extra, page=True, report=None) -> dict:
     tests = score(grading.rubric, built, cells, rows, report)
+    tests = tests + diagnosis_test(folder, extra.get("program_id", ""), grading.rubric.visibility)
     data = gradebook.results_json(tests, extra=extra)
     gradebook.write_results(folder, data)
     if page:
