@@ -39,7 +39,7 @@ from grader.sweep.executors.celltask import failure_row, run_task, tasks_for
 from grader.grading.config import GradeRun, load_grading
 from grader.sweep.identity import tree_digest
 from grader.progress import Progress
-from grader.grading.rubric import score
+from grader.grading.rubric import grader_failure, score
 from grader.jail.sandbox import session_root
 from grader.sweep.store import LockedResults, ResultsLocked
 from grader.grading import manual, reportpdf
@@ -171,8 +171,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
     board_rows = [r for r in rows if r.get("ran_alone") is not False]   # --jobs: concurrent runs' times are not ranked
     everyone = gradebook.class_results(out)          # this run's students and those graded before
     gradebook.write_gradebook(out, everyone)
-    gradebook.write_leaderboard(out, [r for r in board_rows if r.get("program_id") in {d.get("program_id") for d in everyone.values()}
-                                      and r.get("program") in everyone])
+    gradebook.write_leaderboard(out, gradebook.students_rows(everyone, board_rows))
     manual.record_found(out / manual.FILE, {s: d.get("report_found", "") for s, d in summary.items()},
                         grading.rubric.report)
     classpage.write(out, rows, similar)
@@ -217,7 +216,7 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
     program_id = "submission@" + hashlib.sha256(json.dumps(
         [tree_digest(tree), options.recorded(), template]).encode()).hexdigest()[:24]
     cells = [c for c in expand(grading.matrix, program_id=program_id, label=student) if c.graph in graphs]
-    todo = [c for c in cells if c.run_id not in done]
+    todo = [c for c in cells if c.run_id not in done or grader_failure(done[c.run_id])]
     previous_build = _read_json(folder / "build.json")
     extra = {"program_id": program_id, "build_options": options.recorded(), "student": student,
              "report_found": report["found"]}

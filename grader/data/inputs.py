@@ -55,9 +55,18 @@ def spec_input(path: Path | str, ordering: str, folder: Path | None = None) -> P
 
 
 def identity(path: Path | str) -> list:
-    """What changes whenever the file may have changed (a chmod too: it moves ctime, which
-    cannot be set back): sssp_common's file identity."""
-    return file_identity(path)
+    """What must not change between an input's preparation and each run: path, size, inode,
+    modification time, mode, and the content's digest.
+
+    Not the change time as such: an exposed input is a hard link into some grader's cache,
+    so its ctime moves whenever another link to that inode comes or goes (a finished test
+    session's folder deleted by the next session, a cache cleared), and a grade running
+    beside them failed with "changed since it was written". The digest is memoised under
+    the full stat identity, ctime included, so a moved ctime costs one rehash and catches a
+    rewrite whose modification time was set back."""
+    path = Path(path)
+    mode = path.stat().st_mode
+    return file_identity(path)[:4] + [oct(mode), file_digest(path)]
 
 
 def expose(source: Path, folder: Path) -> Path:
