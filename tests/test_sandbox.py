@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.jail import cgroups, sandbox
+from grader.jail import cgroups, sandbox, uids
 from grader.jail.runner import run_program
 from grader.jail.sandbox import Sandbox
 
@@ -101,14 +101,17 @@ def test_auto_falls_back_to_the_graders_user_when_the_sandbox_user_cannot_reach_
     with run_program(lambda out: [str(program)], 10, sandbox=Sandbox(user="auto")) as result:
         assert result.stdout_head.strip() == "0"
     assert "cannot reach" in result.protections["not_in_force"]["user"]
-    with run_program(lambda out: [str(program)], 10, sandbox=Sandbox(user="always")) as result:
+    with run_program(lambda out: [str(program)], 10, sandbox=Sandbox(user="always", jail=False)) as result:
         assert result.exit_code is None and "cannot start" in result.launch_error   # never run as root instead
+    with run_program(lambda out: [str(program)], 10, sandbox=Sandbox(user="always")) as result:
+        assert result.exit_code not in (0, None) and result.stdout_head == ""    # in the jail: its uid, refused
 
 
 @ROOT_ONLY
 def test_the_program_dies_with_the_grader_and_the_next_grader_cleans_up(tmp_path):
-    """A grader killed with SIGKILL: PR_SET_PDEATHSIG takes the program; its setsid grandchild sits
-    in the dead grader's cgroup until the next grader starts and removes that group."""
+    """Outside a jail (--unsafe), a grader killed with SIGKILL: PR_SET_PDEATHSIG takes the program;
+    its setsid grandchild sits in the dead grader's cgroup until the next grader starts and removes
+    that group. (In a jail the whole pid namespace goes with bwrap: tests/test_jail.py.)"""
     shared = Path(tempfile.mkdtemp(prefix="sandbox-test-"))   # the sandbox user must reach it
     shared.chmod(0o777)
     pids = shared / "pids"
@@ -118,7 +121,7 @@ sys.path.insert(0, {str(ROOT)!r})
 from grader.jail.runner import run_program
 from grader.jail.sandbox import Sandbox
 script = 'echo $$ > {pids}; setsid sleep 300 & echo $! >> {pids}; sleep 300'
-with run_program(lambda out: ['/bin/sh', '-c', script], 600, sandbox=Sandbox(user="always")) as result:
+with run_program(lambda out: ['/bin/sh', '-c', script], 600, sandbox=Sandbox(user="always", jail=False)) as result:
     pass
 """
     grader = subprocess.Popen([sys.executable, "-c", code])
@@ -173,7 +176,7 @@ def test_concurrent_graders_get_their_own_uids():
             "print(sandbox.effective(sandbox.Sandbox()).uid)" % str(ROOT))
     other = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout)
     mine = sandbox.effective(Sandbox()).uid
-    assert mine != other or not sandbox._slot   # a process that has exited gives its slot back
+    assert mine != other or not uids.holding()   # a process that has exited gives its slot back
     holder = subprocess.Popen([sys.executable, "-c", code + "; import time; time.sleep(30)"], stdout=subprocess.PIPE,
                               text=True)
     try:
@@ -186,11 +189,13 @@ def test_concurrent_graders_get_their_own_uids():
 
 @ROOT_ONLY
 def test_without_tmpfs_or_cgroups_the_run_still_works_and_the_uid_sweep_kills_descendants(monkeypatch):
-    """A container without CAP_SYS_ADMIN: no tmpfs, no cgroups; said so in the record."""
+    """A container without CAP_SYS_ADMIN, outside a jail (--unsafe): no tmpfs, no cgroups; said so
+    in the record."""
     from grader.jail import cgroups as groups
     monkeypatch.setattr(sandbox, "mount_tmpfs", lambda *a: "Operation not permitted")
     monkeypatch.setattr(groups, "hierarchies", lambda: {})
-    with run_program(shell("setsid sleep 300 & echo $!; echo x > OUTPUT"), 10, sandbox=STRICT) as result:
+    with run_program(shell("setsid sleep 300 & echo $!; echo x > OUTPUT"), 10,
+                     sandbox=Sandbox(user="always", jail=False)) as result:
         assert result.output_path.read_text() == "x\n"
     grandchild = int(result.stdout_head.split()[0])
     time.sleep(0.1)

@@ -106,6 +106,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     previous_sigterm = sigterm_as_interrupt()
     pending: dict = {}            # run id -> its task, until its row is written
     recorded: set[str] = set()    # run ids written in this session: a cell is never written twice
+    said_outside: list[str] = []  # why --program runs unjailed, said on the console once
 
     def record(outcome) -> None:
         nonlocal ran
@@ -118,6 +119,10 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
         store.append(row)
         recorded.add(row["run_id"])
         ran += 1
+        outside = ((row.get("protections") or {}).get("not_in_force") or {}).get("jail")
+        if outside and not said_outside and not cellrun.is_project_template(sweep.command):
+            said_outside.append(outside)     # once per sweep: every row records it too
+            print(f"grader sweep: the program runs outside the jail: {outside}", file=err)
         if outcome.overhead is not None:
             overheads.append(outcome.overhead)
         progress.update(1, label=task.cell.label, status=row["status"])

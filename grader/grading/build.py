@@ -1,5 +1,5 @@
 """Build a submission the way the spec says the grader will: `make clean`, then `make sssp`,
-in a fresh copy, in the sandbox, with a timeout, the log kept; then check that `./sssp`
+in a fresh copy, in its own jail (grader.jail.bwrap), with a timeout, the log kept; then check that `./sssp`
 exists and that `make clean` removes it.
 
 The built tree is copied (before that last `make clean`) to a folder the grader owns, which
@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.jail import sandbox as sb
-from grader.jail.runner import read_head, read_tail
+from grader.jail import bwrap, sandbox as sb
+from grader.jail.runner import jail_decision, make_jail, read_head, read_tail
 
 LOG_HEAD, LOG_TAIL = 48 * 1024, 48 * 1024
 MAKEFILE_NAMES = re.compile(r"^(?:GNUmakefile|[Mm]akefile|.*\.mk)$")
@@ -88,42 +88,58 @@ def _rewrite_line(line: str, options: BuildOptions) -> str:
 
 
 def build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox) -> BuildResult:
-    """Build a copy of tree inside area (a fresh folder of the grader's)."""
+    """Build a copy of tree inside area (a fresh folder of the grader's). In a jail
+    (grader.jail.bwrap) whenever the sandbox switches user: the build sees the system, its own
+    copy of the sources, its home, /tmp and /dev/shm (one capped tmpfs) and the compiler named by
+    --nvcc, and nothing else; never built unjailed instead (--unsafe aside)."""
     began = time.monotonic()
     sandbox = sb.effective(sandbox)
-    drop, why = sb.should_drop(sandbox, ["/bin/sh"])
+    jailed, why_not_jailed = jail_decision(sandbox, ["/bin/sh"])
+    if sandbox.user == "always" and sandbox.jail and not jailed:
+        return BuildResult(False, None, None, "", f"not built: the build must run in a jail, and {why_not_jailed}",
+                           seconds=time.monotonic() - began,
+                           protections={"jail": None, "not_in_force": {"jail": why_not_jailed}})
+    drop, why = (True, "") if jailed else sb.should_drop(sandbox, ["/bin/sh"])
     uid, gid = (sandbox.uid, sandbox.gid) if drop else (os.geteuid(), os.getegid())
     root = area / "build"
     root.mkdir(mode=0o711)
-    mounted = sb.is_root() and sandbox.tmpfs and not sb.mount_tmpfs(root, options.quota_mb << 20, uid, gid)
+    mounted = sb.is_root() and sandbox.tmpfs and not sb.mount_tmpfs(root, options.quota_mb << 20,
+                                                                    0 if jailed else uid, 0 if jailed else gid)
     try:
-        os.chmod(root, 0o711 if not mounted else 0o700)
-        if not mounted:
+        os.chmod(root, 0o700 if mounted or jailed else 0o711)
+        if not mounted and not jailed:
             os.chown(root, uid, gid)
         src, home = root / "src", root / "home"
         shutil.copytree(tree, src, symlinks=True)
         changes = rewrite_makefiles(src, options)
         home.mkdir()
-        _chown_tree(root, uid, gid)
+        jail = None
+        if jailed:
+            jail = make_jail(root, area / "etc", sandbox, own=("src", "home"), read_only=_toolchain(options), cwd=src)
+            _chown_tree(src, uid, gid)
+        else:
+            _chown_tree(root, uid, gid)
         extra = tuple(p for p in ({str(Path(options.nvcc).parent)} if options.nvcc and "/" in options.nvcc else set())
                       | ({"/usr/local/cuda/bin"} if Path("/usr/local/cuda/bin").is_dir() else set()))
         settings = _replace(sandbox, extra_path=extra + sandbox.extra_path)
         env = sb.environment(_replace(settings, user="always"), home, drop)
         logs, protections = [], {}
         for step, limit in (("make clean", options.clean_timeout_s), ("make sssp", options.timeout_s)):
-            text, code, protections = _make(step, src, area, limit, settings, env, drop, why)
+            text, code, protections = _make(step, src, area, limit, settings, env, drop, why, jail)
             logs.append(f"$ {step}\n{text}" + ("" if code == 0 else f"\n[{step}: {_how(code, limit)}]\n"))
+        if not jailed:
+            protections.setdefault("not_in_force", {})["jail"] = why_not_jailed
         program = src / "sssp"
         target = program.resolve()   # a link is fine if it stays inside the tree
         built = target.is_file() and os.access(target, os.X_OK) and target.is_relative_to(src.resolve())
         if not built:
             detail = "make sssp did not produce an executable ./sssp" + (f" ({_how(code, options.timeout_s)})" if code else "")
             return BuildResult(False, None, None, "\n".join(logs), detail, changes, time.monotonic() - began, protections)
-        keep = area / f"program-{secrets.token_hex(8)}"   # unguessable: other students' runs cannot find it
+        keep = area / f"program-{secrets.token_hex(8)}"   # unguessable, and outside every other jail
         shutil.copytree(src, keep, symlinks=True)
         _chown_tree(keep, 0 if sb.is_root() else os.geteuid(), 0 if sb.is_root() else os.getegid(), read_only=True)
         os.chmod(area, 0o711)
-        text, code, _ = _make("make clean", src, area, options.clean_timeout_s, settings, env, drop, why)
+        text, code, _ = _make("make clean", src, area, options.clean_timeout_s, settings, env, drop, why, jail)
         logs.append(f"$ make clean\n{text}")
         cleaned = not os.path.lexists(program)
         detail = "" if cleaned else "make clean left ./sssp behind"
@@ -133,12 +149,25 @@ def build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox) ->
         if mounted:
             sb._umount(str(root))
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(area / "etc", ignore_errors=True)
 
 
-def _make(step: str, src: Path, area: Path, timeout_s: float, settings, env, drop: bool, why: str):
+def _toolchain(options: BuildOptions) -> tuple[str, ...]:
+    """What a jailed build sees beyond /usr: the compiler --nvcc names (its toolkit when it sits
+    in a bin/ folder, else that one file), if it lies outside /usr."""
+    if not options.nvcc or "/" not in options.nvcc:
+        return ()
+    path = os.path.abspath(options.nvcc)
+    if bwrap.in_system(path) or not os.path.exists(path):
+        return ()
+    folder = os.path.dirname(path)
+    return (os.path.dirname(folder),) if os.path.basename(folder) == "bin" else (path,)
+
+
+def _make(step: str, src: Path, area: Path, timeout_s: float, settings, env, drop: bool, why: str, jail=None):
     log, err = area / "make.log", area / "make.err"
     outcome = sb.launch(["/bin/sh", "-c", f"exec {step} 2>&1"], src, log, err, timeout_s, settings,
-                        file_limit_bytes=1 << 30, drop_user=drop, env=env, why_not_dropped=why)
+                        file_limit_bytes=1 << 30, drop_user=drop, env=env, why_not_dropped=why, jail=jail)
     size = log.stat().st_size if log.exists() else 0
     text = read_head(log, LOG_HEAD) + (("\n" + read_tail(log, LOG_TAIL)) if size > LOG_HEAD else "")
     text += read_tail(err, 4096)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from grader.jail import sandbox as sb
+from grader.jail import bwrap, sandbox as sb
 
 STDOUT_HEAD_BYTES = 64 * 1024
 STDOUT_TAIL_BYTES = 64 * 1024
@@ -66,32 +66,52 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
 
     Use as `with run_program(...) as result: check(result)` so the output file is read
     before it is cleaned away. Without `sandbox` the run is isolated in every way but the
-    user (Sandbox(user="never")).
+    user (Sandbox(user="never")). A sandbox that switches user runs the program in a bwrap
+    jail (jail.py): it sees only the system's files, the paths named on its command line
+    (read-only) and its own folder, /tmp and /dev/shm, all three on one capped tmpfs.
     """
     settings = sb.effective(sandbox or sb.Sandbox(user="never"))
     top = Path(tempfile.mkdtemp(prefix="run-", dir=tmp_root or sb.session_root()))
-    os.chmod(top, 0o711)
-    workdir = top / "work"
-    mounted = False
+    scratch = top / "jail"           # jailed: the capped tmpfs holding work/, tmp/ and shm/
+    workdir = scratch / "work"
+    mounted = jailed = False
+    quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
     try:
+        scratch.mkdir(mode=0o700)
         workdir.mkdir(mode=0o700)
         output_path = workdir / output_name
         argv = make_argv(output_path)
-        drop, why = sb.should_drop(settings, _program_paths(argv)) if settings.user != "never" else \
-            (False, settings.note or "off in the settings")
-        quota_note = ""
-        quota = max(settings.temp_quota_mb << 20, 2 * file_limit_bytes)
-        if settings.tmpfs and sb.is_root():
-            quota_note = sb.mount_tmpfs(workdir, quota, settings.uid if drop else 0, settings.gid if drop else 0)
-            mounted = not quota_note
-        if drop and not mounted:      # no tmpfs here (not root, or no CAP_SYS_ADMIN in a container)
-            os.chown(workdir, settings.uid, settings.gid)
+        jailed, why_not_jailed = jail_decision(settings, argv)
+        refused = settings.user == "always" and settings.jail and not jailed   # never run it unjailed instead
+        quota_note, jail = "", None
+        if jailed:
+            drop, why = True, ""
+            mounted = settings.tmpfs and not sb.mount_tmpfs(scratch, quota, 0, 0)
+            jail = _make_jail(top, scratch, argv, settings)
+        else:
+            os.chmod(top, 0o711)
+            os.chmod(scratch, 0o711)
+            drop, why = (False, "") if refused else \
+                sb.should_drop(settings, _program_paths(argv)) if settings.user != "never" else \
+                (False, settings.note or "off in the settings")
+            if settings.tmpfs and sb.is_root() and not refused:
+                quota_note = sb.mount_tmpfs(workdir, quota, settings.uid if drop else 0, settings.gid if drop else 0)
+                mounted = not quota_note
+            if drop and not mounted:      # no tmpfs here (not root, or no CAP_SYS_ADMIN in a container)
+                os.chown(workdir, settings.uid, settings.gid)
         run_env = sb.environment(settings, workdir, drop)
         stdout_file, stderr_file = top / "stdout.log", top / "stderr.log"
-        outcome = sb.launch(argv, workdir, stdout_file, stderr_file, timeout_s, settings,
-                            file_limit_bytes=file_limit_bytes, drop_user=drop, env=run_env, why_not_dropped=why,
-                            watch_quota=None if mounted or not settings.tmpfs else (workdir, quota))
+        if refused:
+            outcome = sb.Outcome(None, 0.0, f"not run: it must run in a jail, and {why_not_jailed}",
+                                 {"jail": None, "not_in_force": {}})
+        else:
+            watched = scratch if jailed else workdir
+            outcome = sb.launch(argv, workdir, stdout_file, stderr_file, timeout_s, settings,
+                                file_limit_bytes=file_limit_bytes, drop_user=drop, env=run_env, why_not_dropped=why,
+                                watch_quota=None if mounted or not settings.tmpfs else (watched, quota), jail=jail)
         protections = outcome.protections
+        if not jailed:
+            protections["not_in_force"]["jail"] = why_not_jailed
         protections["tmpfs_quota_mb"] = (quota >> 20) if mounted else None
         if not mounted:
             protections["not_in_force"]["temp_quota"] = (quota_note or ("needs root" if not sb.is_root() else "off")) + \
@@ -111,8 +131,93 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
                         protections=protections, leftovers=outcome.leftovers)
     finally:
         if mounted:
-            sb._umount(str(workdir))
+            sb._umount(str(scratch if jailed else workdir))
         shutil.rmtree(top, ignore_errors=True)
+
+
+def jail_decision(settings: sb.Sandbox, argv: list[str]) -> tuple[bool, str]:
+    """(run this in a jail?, why not). A sandbox that keeps the grader's user (`never`: this
+    checkout's own ./sssp) needs none; `jail=False` is --unsafe; `always` (grade) whenever this
+    machine can make one, and never without (bwrap.unavailable says why); `auto` (sweep
+    --program, a program staff chose) when the jail's uid can also reach the program, else
+    outside the jail (the sweep says so on the console)."""
+    if settings.user == "never":
+        return False, settings.note or "the grader's own program: not jailed"
+    if not settings.jail:
+        return False, settings.note or "--unsafe: runs are not jailed"
+    why = bwrap.unavailable()
+    if why:
+        return False, why
+    if settings.user == "auto":
+        blocked = sb.user_can_reach(_program_paths(argv), settings)
+        if blocked:
+            return False, f"the jail's uid {settings.uid} cannot reach {blocked}"
+    return True, ""
+
+
+def _make_jail(top: Path, scratch: Path, argv: list[str], settings: sb.Sandbox) -> bwrap.Jail:
+    return make_jail(scratch, top / "etc", settings, own=("work",), read_only=read_only_paths(argv, top),
+                     cwd=scratch / "work")
+
+
+def make_jail(scratch: Path, etc: Path, settings: sb.Sandbox, *, own: tuple[str, ...], read_only: tuple[str, ...],
+              cwd: Path) -> bwrap.Jail:
+    """A jail whose writable places are the folders `own` of scratch (bound at their own paths)
+    and scratch's tmp/ and shm/ (bound on /tmp and /dev/shm), all owned by the jail's uid and
+    nothing else; etc (made here) holds its passwd, group and hosts."""
+    for name in (*own, "tmp", "shm"):
+        folder = scratch / name
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chown(folder, settings.uid, settings.gid)
+    etc.mkdir(mode=0o755, exist_ok=True)
+    groups = tuple(sb.gpu_groups())
+    bwrap.write_etc(str(etc), settings.uid, settings.gid, groups)
+    return bwrap.Jail(settings.uid, settings.gid, str(scratch / "tmp"), str(scratch / "shm"), str(etc), str(cwd),
+                      read_only=read_only, writable=tuple(str(scratch / name) for name in own), groups=groups)
+
+
+SKIP_PREFIXES = ("/proc", "/dev", "/sys")
+
+
+def read_only_paths(argv: list[str], own: Path) -> tuple[str, ...]:
+    """What a jailed command names besides the system and its own folder, bound read-only at
+    the same path: the tree of every executable it names (its folder; the install prefix for
+    one in a bin/ folder, where a toolkit or interpreter keeps its libraries) and every other
+    existing absolute path (its input file, a folder it is given). Parents before children;
+    a path inside one already bound is not bound again."""
+    found: set[str] = set()
+    if argv and "/" not in argv[0]:
+        resolved = shutil.which(argv[0], path=sb.SAFE_PATH)
+        names = [resolved or argv[0], *argv[1:]]
+    else:
+        names = list(argv)
+    for name in names:
+        if not name.startswith("/") or not os.path.lexists(name):
+            continue
+        path = os.path.normpath(name)
+        if _inside(path, str(own)) or bwrap.in_system(path) or path.startswith(SKIP_PREFIXES):
+            continue
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            path = _tree(path)
+            for interpreter in _program_paths([name])[1:]:
+                if interpreter.startswith("/") and not bwrap.in_system(interpreter) and os.path.exists(interpreter):
+                    found.add(_tree(interpreter))
+        found.add(path)
+    kept: list[str] = []
+    for path in sorted(found, key=lambda p: (p.count("/"), p)):
+        if path != "/" and not any(_inside(path, parent) for parent in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def _tree(executable: str) -> str:
+    """The folder an executable's files live in: its own, or the prefix above a bin/."""
+    folder = os.path.dirname(os.path.normpath(executable))
+    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _program_paths(argv: list[str]) -> list[str]:

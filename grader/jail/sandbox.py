@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.jail import cgroups, reaper
+from grader.jail import bwrap, cgroups, reaper, uids
 
 JAIL = Path(__file__).with_name("child.py")
 DEFAULT_UID = 64123
@@ -69,42 +69,20 @@ class Sandbox:
     address_space_gb: int = 0        # RLIMIT_AS (0: none; at least 16 when set)
     extra_path: tuple[str, ...] = () # folders put before SAFE_PATH (e.g. the CUDA compiler's)
     note: str = ""                   # why the user is not switched, when user = never (recorded)
+    jail: bool = True                # a run that switches user does it in a bwrap jail (False: --unsafe)
 
     def with_worker(self, worker: int) -> "Sandbox":
         from dataclasses import replace
         return replace(self, uid=self.uid + worker, gid=self.gid + worker)
 
 
-_slot: tuple[int, int, int] | None = None     # (pid, index, lock fd) of the uid slot this process holds
-SLOTS = 256
-
-
-def _claimed_slot() -> int:
-    """The first free slot among /tmp/sssp-grader/slots/N, held (flock) while this process lives:
-    concurrent graders and executor workers never share a uid, so one run cannot signal,
-    read or count against another (RLIMIT_NPROC, the kill-by-uid sweep and the run folders
-    are per uid). A forked child claims its own."""
-    global _slot
-    if _slot is not None and _slot[0] == os.getpid():
-        return _slot[1]
-    import fcntl
-    folder = grader_root() / "slots"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    for index in range(SLOTS):
-        fd = os.open(folder / str(index), os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        _slot = (os.getpid(), index, fd)
-        return index
-    raise OSError(f"all {SLOTS} sandbox uids are in use by other graders")
+SLOTS = uids.SLOTS
 
 
 def effective(sandbox: "Sandbox") -> "Sandbox":
-    """The settings with this process's own uid/gid."""
-    offset = _claimed_slot() if is_root() else 0
+    """The settings with this process's own uid/gid: its slot, claimed machine-wide (uids.py),
+    so concurrent graders and executor workers never share a uid."""
+    offset = uids.claimed_slot() if is_root() else 0
     return sandbox.with_worker(offset) if offset else sandbox
 
 
@@ -265,9 +243,14 @@ _counter = iter(range(1 << 62))
 
 def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path, timeout_s: float,
            sandbox: Sandbox, *, file_limit_bytes: int, drop_user: bool, env: dict,
-           why_not_dropped: str = "", watch_quota: tuple[Path, int] | None = None) -> Outcome:
-    """Run argv in workdir under the sandbox; kill everything it started; say what held."""
-    protections = {"user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
+           why_not_dropped: str = "", watch_quota: tuple[Path, int] | None = None,
+           jail: bwrap.Jail | None = None) -> Outcome:
+    """Run argv in workdir under the sandbox; kill everything it started; say what held.
+    With `jail`, argv runs inside that bwrap jail as the jail's uid (child.py still joins the
+    cgroups and sets the limits, as root, before it execs bwrap); drop_user is then implied."""
+    drop_user = drop_user or jail is not None
+    uid = jail.uid if jail is not None else (sandbox.uid if drop_user else None)
+    protections = {"jail": None, "user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
                    "env": "scrubbed" if env.get("HOME", "").startswith(str(workdir.parent)) else "inherited",
                    "not_in_force": {}}
     # a backstop behind the wall-clock timeout: every core busy for the whole timeout, and then some
@@ -285,19 +268,26 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
         if not group.paths:           # no cgroup here: descendants are found by uid instead
             protections["not_in_force"].setdefault("cgroup", "no writable cgroup hierarchy")
             group = None
+    binary = bwrap.find() if jail is not None else None
+    inner = bwrap.Started(binary, jail, argv) if jail is not None else None
     read_end, write_end = os.pipe()
-    spec = {"status_fd": write_end, "env": env, "rlimits": rlimits, "netns": bool(sandbox.netns and is_root()),
-            "cgroups": group.paths if group else [], "uid": sandbox.uid if drop_user else None,
-            "gid": sandbox.gid if drop_user else None, "groups": gpu_groups() if drop_user else []}
-    command = [sys.executable, "-I", "-S", str(JAIL), json.dumps(spec), "--", *argv]
+    switch = drop_user and jail is None
+    spec = {"status_fd": write_end, "env": env, "rlimits": rlimits,
+            "netns": bool(sandbox.netns and is_root() and jail is None),
+            "cgroups": group.paths if group else [], "uid": sandbox.uid if switch else None,
+            "gid": sandbox.gid if switch else None, "groups": gpu_groups() if switch else []}
+    command = [sys.executable, "-I", "-S", str(JAIL), json.dumps(spec), "--", *(inner.command if inner else argv)]
     start = time.monotonic()
     try:
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             try:
                 process = subprocess.Popen(command, cwd=workdir, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                           env=env, start_new_session=True, pass_fds=(write_end,))
+                                           env=env, start_new_session=True,
+                                           pass_fds=(write_end, *(inner.fds if inner else ())))
             finally:
                 os.close(write_end)
+                if inner:
+                    inner.parent_started()
             report = _read_status(read_end)
             started = report.get("exec_at", start)
             try:
@@ -311,14 +301,50 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
                 code = -signal.SIGKILL
                 protections["quota_exceeded"] = str(exceeded)
             except BaseException:
-                reaper.kill_all(process, group, sandbox.uid if drop_user else None)
+                reaper.kill_all(process, group, uid)
                 raise
+    except BaseException:
+        if inner:
+            inner.close()
+        raise
     finally:
         os.close(read_end)
-    leftovers = reaper.kill_all(process, group, sandbox.uid if drop_user else None)
-    if code == 126 and "error" in report or code == 127 and "error" in report:
+    leftovers = reaper.kill_all(process, group, uid)
+    if code in (126, 127) and "error" in report:
+        if inner:
+            inner.close()
         return Outcome(None, wall, report["error"], _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
-    return Outcome(code, wall, "", _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped), leftovers)
+    launch_error = ""
+    if inner:
+        try:
+            code, launch_error = bwrap.interpret(code, inner.status(), read_head_text(stderr_path), argv[0] if argv else "")
+        finally:
+            inner.close()
+        _describe_jail(protections, jail, binary, launch_error)
+    described = _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped)
+    return Outcome(code, wall, launch_error, described, leftovers)
+
+
+def read_head_text(path: Path, limit: int = 4096) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _describe_jail(protections: dict, jail: bwrap.Jail, binary: str, launch_error: str) -> None:
+    """What a jail gave, in the record: namespaces, the binds, the uid."""
+    if launch_error.startswith("the jail could not"):
+        protections["not_in_force"]["jail"] = launch_error
+        return
+    cgroup_ns = os.path.exists("/proc/self/ns/cgroup")
+    protections["jail"] = {
+        "bwrap": bwrap.version(binary), "binary": binary,
+        "namespaces": [*bwrap.NAMESPACES, *(["cgroup"] if cgroup_ns else [])],
+        "read_only": list(jail.read_only), "writable": list(jail.writable),
+        "devices": bwrap.gpu_nodes(), "uid": jail.uid,
+    }
 
 
 class QuotaExceeded(Exception):
@@ -400,7 +426,11 @@ def _read_status(fd: int) -> dict:
 def _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped) -> dict:
     applied = set(report.get("applied", []))
     failed = report.get("failed", {})
-    protections["user"] = f"uid {sandbox.uid}" if "user" in applied else f"uid {os.geteuid()} (the grader's)"
+    jailed = protections.get("jail")
+    if jailed:
+        applied |= {"user", "netns"}     # setpriv and bwrap did these, inside the jail
+    uid = jailed["uid"] if jailed else sandbox.uid
+    protections["user"] = f"uid {uid}" if "user" in applied else f"uid {os.geteuid()} (the grader's)"
     protections["netns"] = "netns" in applied
     protections["cgroup"] = sorted(a.split(":", 1)[1] for a in applied if a.startswith("cgroup:"))
     protections["rlimits"] = {k: v for k, v in rlimits.items() if f"rlimit:{k}" in applied}
