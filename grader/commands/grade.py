@@ -17,6 +17,7 @@ too short a timeout; check before publishing); 2 bad usage, config or report_sco
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -29,6 +30,8 @@ from pathlib import Path
 from grader.grading import classpage, gradebook, schedule
 from grader.grading.diagnosis import results_test as diagnosis_test
 from grader.grading.build import build
+from grader.grading.privacy import SHARE_CHOICES, set_access
+from grader.jail.bwrap import unavailable as jail_unavailable
 from grader.sweep.cells import expand, graph_label
 from grader.sweep.cellrun import run_cell
 from grader.commands.options import add_matrix_arguments
@@ -71,6 +74,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--nvcc", metavar="PATH", help="compatibility: rewrite hard-coded nvcc paths in Makefiles to PATH")
     parser.add_argument("--arch", metavar="sm_XX", help="compatibility: rewrite -arch/-gencode flags in Makefiles to -arch=sm_XX")
     parser.add_argument("--force", action="store_true", help="build and run again even what is already graded")
+    parser.add_argument("--unsafe", action="store_true",
+                        help="build and run WITHOUT the bubblewrap jail (said on the console and in every record): "
+                             "a submission can then read and run what the sandbox user can reach")
+    parser.add_argument("--share", choices=SHARE_CHOICES, default="none",
+                        help="who may read DIR once grading ends: none (the grader's user only, the default), "
+                             "the group, or all; while grading it is the grader's user's alone")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="correctness runs of different students N at a time on one GPU (admitted by free GPU memory), timing runs (the largest graph's) alone; builds beside the runs (default 1: one run at a time)")
     parser.add_argument("--sample-code", type=Path, metavar="DIR",
@@ -82,7 +91,7 @@ def add_arguments(parser) -> None:
 def run_from_args(args) -> int:
     return run(args.submissions, out=args.out, config=args.config, scale=args.scale, graphs=args.graphs,
                methods=args.methods, reps=args.reps, timeout=args.timeout, cache_dir=args.cache_dir,
-               quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force,
+               quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force, unsafe=args.unsafe, share=args.share,
                jobs=args.jobs, sample_code=args.sample_code, sanitizer=args.sanitizer,
                diagnose=not args.no_diagnosis,
                executor=args.executor, workers=args.workers, scheduler=args.scheduler, rubric=args.rubric)
@@ -90,6 +99,7 @@ def run_from_args(args) -> int:
 
 def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
         timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
+        unsafe=False, share="none",
         jobs=1, sample_code=None, sanitizer=None, diagnose=True,
         stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None) -> int:
     """0: every submission graded (whatever its score); 1: graded, but no run of any built submission
@@ -108,8 +118,16 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
     if not found:
         print("grader grade: no submissions found", file=err)
         return 2
+    if unsafe:   # as before the jail: the sandbox user, limits and cgroups only
+        grading = dataclasses.replace(grading, sandbox=dataclasses.replace(grading.sandbox, jail=False))
+        print("grader grade: --unsafe: builds and runs are NOT jailed: a submission can read and run what the "
+              "sandbox user can reach (other students' builds among them); every record says so", file=err)
+    elif why := jail_unavailable():
+        print(f"grader grade: no jail, so no grading: {why} (--unsafe grades without one)", file=err)
+        return 2
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    set_access(out, "none")      # private while grading: classmates' results are nobody else's business
     try:
         store = LockedResults(out / "runs.jsonl")
     except ResultsLocked as error:
@@ -175,6 +193,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
     manual.record_found(out / manual.FILE, {s: d.get("report_found", "") for s, d in summary.items()},
                         grading.rubric.report)
     classpage.write(out, rows, similar)
+    set_access(out, share)
     width = max(len(s) for s in summary)
     for student, data in sorted(summary.items()):
         runs = data.get("runs", {})
