@@ -123,7 +123,18 @@ def leaderboard(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     return board, flagged
 
 
+def students_rows(students: dict[str, dict], rows: list[dict]) -> list[dict]:
+    """Each student's runs, labelled with the student: runs are keyed by the program's content,
+    so two students who handed in the same package share them (and both are on the board)."""
+    by_program: dict[str, list[dict]] = {}
+    for row in rows:
+        by_program.setdefault(row.get("program_id", ""), []).append(row)
+    return [{**row, "program": student} for student, data in sorted(students.items())
+            for row in by_program.get(data.get("program_id") or "-", [])]
+
+
 def write_leaderboard(out: Path, rows: list[dict]) -> Path:
+    """rows: labelled by student (students_rows)."""
     board, flagged = leaderboard(rows)
     for name, fields, items in (("leaderboard.csv", ["graph", "method", "sync", "rank", "student",
                                                      "median_kernel_ms", "correct_runs"], board),

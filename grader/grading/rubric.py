@@ -143,6 +143,12 @@ def _test(name, score, max_score, output, rubric, **extra) -> dict:
             "output": output, "visibility": rubric.visibility, **extra}
 
 
+def grader_failure(row: dict) -> bool:
+    """A run the harness could not carry out (its workers died, an input arrived changed): it
+    counts as not run yet, and the next `grade` runs it again."""
+    return str(row.get("detail", "")).startswith("harness:")
+
+
 def _ok(row: dict) -> bool:
     return row.get("status") == "ok"
 
@@ -154,6 +160,7 @@ def score(rubric: Rubric, build: dict | None, cells: list, rows: dict, report: d
     report: what grading found of the report (grader.grading.report.describe) and staff's score."""
     built = bool(build and build.get("built"))
     why = (build or {}).get("detail") or "not built"
+    rows = {key: row for key, row in rows.items() if not grader_failure(row)}   # not the student's doing
     required = [c for c in cells if rubric.weight(c.method) > 0]
     tried = [rows[c.run_id] for c in required if c.run_id in rows] if built else []
     right = [r for r in tried if _ok(r)]
