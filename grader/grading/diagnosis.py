@@ -222,6 +222,7 @@ def run_budgeted(submit, targets: list[Target], budget_s: float, jobs: int):
             target = pending.pop(future)
             try:
                 result = future.result()
+                result = result[0] if isinstance(result, tuple) else result   # a pool's (row, overhead)
             except Exception as error:   # a worker that died: recorded, the rest goes on
                 result = {"status": "error", "detail": f"{type(error).__name__}: {error}", "seconds": 0.0,
                           "findings": [], "total": None}
@@ -325,7 +326,6 @@ def _run(result, targets, program, cells, graphs, grading, session, submit, jobs
         if outcome is None:
             result["skipped"].append(_skipped(target, why))
             continue
-        outcome = outcome[0] if isinstance(outcome, tuple) else outcome
         cell = by_id[target.run_id]
         result["tool_runs"].append({"method": target.method, "tool": target.tool, "graph": target.graph,
                                     "cell": cell.label, "status": outcome["status"], "detail": outcome["detail"],

@@ -18,6 +18,7 @@ import json
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -40,12 +41,17 @@ class ClassRun:
     timed: set = field(default_factory=set)    # graphs whose runs are timing runs
     force: bool = False
     store_lock: threading.Lock = field(default_factory=threading.Lock)
+    build_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def build(self, tree, area, options, sandbox):
         """The student's build: in a worker process when grading concurrently."""
-        if self.builds is None:
+        if self.builds is not None:
+            try:
+                return self.builds.submit(plain_build, tree, area, options, sandbox).result()
+            except BrokenProcessPool:   # the build worker died (killed, out of memory): build here instead
+                pass
+        with self.build_lock:           # in this process builds share its sandbox uid: one at a time
             return plain_build(tree, area, options, sandbox)
-        return self.builds.submit(plain_build, tree, area, options, sandbox).result()
 
     def close(self) -> None:
         if self.builds is not None:
