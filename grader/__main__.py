@@ -23,6 +23,7 @@ examples:
 
 `python -m grader COMMAND --help` lists a command's options.
 exit status: 0 all ok; 1 some run not ok or a failure; 2 bad usage or config; 130 interrupted
+  (grade: 0 every submission graded, whatever its score; 1 not one run of any submission right)
 """
 
 
