@@ -278,6 +278,9 @@ def test_grade_help_lists_the_compatibility_options():
     done = subprocess.run([sys.executable, "-m", "grader", "grade", "--help"], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and "--nvcc" in done.stdout and "--arch" in done.stdout and "--graphs" in done.stdout
+    words = " ".join(done.stdout.split())
+    assert "(default configs/grading.toml)" in words and "configs/rubric-gate.toml" in words
+    assert "exit status: 0 every submission graded, whatever its score; 1 graded, but not one run" in words
 
 
 def _cgroup_of(pid: int) -> str:

@@ -176,3 +176,22 @@ def test_the_shipped_rubrics_are_the_spec_weights(tmp_path):
     bad.write_text("[report]\npages = 6\n")
     with pytest.raises(RubricError, match=r"unknown key\(s\) report.pages"):
         load_rubric(bad)
+
+
+def test_the_leaderboard_keeps_times_that_cannot_be_true_off_the_board():
+    from grader.grading.gradebook import leaderboard
+
+    def row(student, ms, wall_s=0.5, status="ok", **extra):
+        return {"graph": "g", "method": "bmf", "sync": "outcore", "program": student, "status": status,
+                "computation_ms": ms, "filtering_ms": 0.0, "wall_s": wall_s, "device": "NVIDIA H100", **extra}
+
+    rows = [row("fair", 3.0), row("fair", 5.0), row("fair", 4.0), row("quick", 1.0),
+            row("negative", -5.0), row("zero", 0.0), row("nan", float("nan")), row("infinite", float("inf")),
+            row("too_long", 900.0, wall_s=0.5), row("sub_launch", 0.0005), row("wrong", 0.5, status="wrong"),
+            row("old_flag", 2.0, time_flag="flagged when it ran")]
+    board, flagged = leaderboard(rows)
+    assert [(b["student"], b["rank"], b["median_kernel_ms"]) for b in board] == [("quick", 1, 1.0), ("fair", 2, 4.0)]
+    why = {f["student"]: f["why"] for f in flagged}
+    assert set(why) == {"negative", "zero", "nan", "infinite", "too_long", "sub_launch", "old_flag"}
+    assert "negative" in why["negative"] and "not a finite number" in why["nan"] and "not a finite" in why["infinite"]
+    assert "exceeds the run's wall time" in why["too_long"] and "kernel launch" in why["zero"]
