@@ -26,10 +26,17 @@ def file_identity(path) -> list:
     return [str(path.resolve()), stat.st_size, stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns]
 
 
-def file_digest(path, memo: Path | None = None) -> str:
-    """blake2b (32-byte) hex digest of the file's bytes, as stored (a .gz is hashed compressed)."""
+def file_digest(path, memo: Path | dict | None = None) -> str:
+    """blake2b (32-byte) hex digest of the file's bytes, as stored (a .gz is hashed compressed).
+
+    Memoised under the file's identity: in ``memo``, a folder (default: the digests cache)
+    or a dict (a process's own memo, which leaves nothing on disk when the process dies)."""
     path = Path(path)
     identity = json.dumps(file_identity(path))
+    if isinstance(memo, dict):
+        if identity not in memo:
+            memo[identity] = _hash_bytes(path)
+        return memo[identity]
     folder = memo if memo is not None else memo_dir()
     entry = folder / hashlib.sha256(identity.encode()).hexdigest()[:40]
     try:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import json
+import multiprocessing.util
 import os
 import select
 import shutil
@@ -133,7 +134,17 @@ def session_root(base: Path | None = None) -> Path:
         os.chmod(mine, 0o711)
         owner = os.getpid()
         atexit.register(lambda: os.getpid() == owner and _remove_session(mine))
+        # a pool worker never runs atexit: it leaves by os._exit, after multiprocessing's finalizers
+        multiprocessing.util.Finalize(None, end_session, exitpriority=0)
     return mine
+
+
+def end_session() -> None:
+    """Remove this process's session folder now, if it made one: for a process about to
+    leave by os._exit (a grader's worker stopped or orphaned), where atexit does not run."""
+    mine = Path(tempfile.gettempdir()) / ("sssp-grader" if is_root() else f"sssp-grader-{os.getuid()}") / str(os.getpid())
+    if mine.is_dir():
+        _remove_session(mine)
 
 
 def _remove_session(folder: Path) -> None:

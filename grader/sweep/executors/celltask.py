@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import tempfile
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -125,18 +124,17 @@ def failure_row(task: CellTask, detail: str) -> dict:
 
 # --- the worker's side -----------------------------------------------------------------
 
-_private_memo: tempfile.TemporaryDirectory | None = None
+# A worker's own digests, in memory: a folder would outlive workers, which end by os._exit
+# (54 grader-worker-digests-* folders were left in /tmp after a test suite and a few sweeps).
+_private_memo: dict[str, str] = {}
 _reference_memo: dict[str, np.ndarray] = {}
 
 
 def arrival_problem(item: Shipped) -> str:
     """'' when the file is here with the grader's digest, else what is wrong. Hashed for real
     once per file and worker (a private memo: the shared one could only repeat the grader)."""
-    global _private_memo
-    if _private_memo is None:
-        _private_memo = tempfile.TemporaryDirectory(prefix="grader-worker-digests-")
     try:
-        digest = file_digest(item.path, memo=Path(_private_memo.name))
+        digest = file_digest(item.path, memo=_private_memo)
     except FileNotFoundError:
         return (f"{item.path} is not on this worker: the grader's files must be in a folder every "
                 f"worker sees (SSSP_CACHE_DIR / --cache-dir and the graphs on a shared file system)")

@@ -51,7 +51,15 @@ def init_local_worker(name: str, gpu: str | None, parent: int) -> None:
 def _on_sigterm(signum, frame):
     if _busy:
         raise KeyboardInterrupt   # the runner kills the program's process group on the way out
-    os._exit(TERMINATED)
+    _leave(TERMINATED)
+
+
+def _leave(code: int) -> None:
+    """os._exit, which runs no atexit: this worker's session folder is removed first."""
+    from grader.jail.sandbox import end_session
+
+    end_session()
+    os._exit(code)
 
 
 def _watch_parent(parent: int) -> None:
@@ -68,7 +76,7 @@ def local_call(fn, task):
         row, overhead = normalise(fn(task))
     except KeyboardInterrupt:
         # stopped mid-run: the program is dead; dying makes the grader run the cell elsewhere
-        os._exit(TERMINATED)
+        _leave(TERMINATED)
     finally:
         _busy = False
     return tag(row, *_identity), overhead
