@@ -39,6 +39,11 @@ test-deps:
 	@$(PYTHON) -c "import distributed" 2>/dev/null \
 	  || $(PYTHON) -m pip install -q --retries 1 --timeout 5 -e '.[test]' \
 	  || echo "make: Dask could not be installed (offline?); the Dask executor tests will skip" >&2
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && export DEBIAN_FRONTEND=noninteractive \
+	       && { apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 \
+	            || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1; }; }; } \
+	  || echo "make: chromium could not be installed; the class page's browser tests will skip (and fail under CI=true)" >&2
 
 test: sssp test-deps
 	$(PYTEST) -q tests
