@@ -15,11 +15,12 @@ import re
 import secrets
 import shutil
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.jail import bwrap, sandbox as sb
-from grader.jail.runner import jail_decision, make_jail, read_head, read_tail
+from grader.jail.runner import jail_decision, jail_user, make_jail, read_head, read_tail
 
 LOG_HEAD, LOG_TAIL = 48 * 1024, 48 * 1024
 MAKEFILE_NAMES = re.compile(r"^(?:GNUmakefile|[Mm]akefile|.*\.mk)$")
@@ -93,12 +94,20 @@ def build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox) ->
     copy of the sources, its home, /tmp and /dev/shm (one capped tmpfs) and the compiler named by
     --nvcc, and nothing else; never built unjailed instead (--unsafe aside)."""
     began = time.monotonic()
-    sandbox = sb.effective(sandbox)
+    base, sandbox = sandbox, sb.effective(sandbox)
     jailed, why_not_jailed = jail_decision(sandbox, ["/bin/sh"])
     if sandbox.user == "always" and sandbox.jail and not jailed:
         return BuildResult(False, None, None, "", f"not built: the build must run in a jail, and {why_not_jailed}",
                            seconds=time.monotonic() - began,
                            protections={"jail": None, "not_in_force": {"jail": why_not_jailed}})
+    with ExitStack() as held:    # a jailed build's uid slot: one uid for its three make steps
+        if jailed:
+            sandbox = jail_user(base, held)
+        return _build(tree, area, options, sandbox, jailed, why_not_jailed, began)
+
+
+def _build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox, jailed: bool, why_not_jailed: str,
+           began: float) -> BuildResult:
     drop, why = (True, "") if jailed else sb.should_drop(sandbox, ["/bin/sh"])
     uid, gid = (sandbox.uid, sandbox.gid) if drop else (os.geteuid(), os.getegid())
     root = area / "build"

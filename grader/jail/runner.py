@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from grader.jail import bwrap, sandbox as sb
+from grader.jail import bwrap, sandbox as sb, uids
 
 STDOUT_HEAD_BYTES = 64 * 1024
 STDOUT_TAIL_BYTES = 64 * 1024
@@ -70,7 +70,9 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
     jail (jail.py): it sees only the system's files, the paths named on its command line
     (read-only) and its own folder, /tmp and /dev/shm, all three on one capped tmpfs.
     """
-    settings = sb.effective(sandbox or sb.Sandbox(user="never"))
+    base = sandbox or sb.Sandbox(user="never")
+    settings = sb.effective(base)
+    held = ExitStack()               # a jail's uid slot, held until everything of the run is gone
     top = Path(tempfile.mkdtemp(prefix="run-", dir=tmp_root or sb.session_root()))
     scratch = top / "jail"           # jailed: the capped tmpfs holding work/, tmp/ and shm/
     workdir = scratch / "work"
@@ -86,6 +88,7 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
         quota_note, jail = "", None
         if jailed:
             drop, why = True, ""
+            settings = jail_user(base, held)
             mounted = settings.tmpfs and not sb.mount_tmpfs(scratch, quota, 0, 0)
             jail = _make_jail(top, scratch, argv, settings)
         else:
@@ -133,6 +136,14 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
         if mounted:
             sb._umount(str(scratch if jailed else workdir))
         shutil.rmtree(top, ignore_errors=True)
+        held.close()
+
+
+def jail_user(base: sb.Sandbox, held: ExitStack) -> sb.Sandbox:
+    """The settings with a uid of the jail's own: a slot leased machine-wide (uids.lease) and
+    held by `held`, so no other jail on this machine has that uid while this one lives."""
+    slot = held.enter_context(uids.lease())
+    return replace(base, uid=base.uid + slot, gid=base.gid + slot)
 
 
 def jail_decision(settings: sb.Sandbox, argv: list[str]) -> tuple[bool, str]:

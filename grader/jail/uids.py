@@ -1,5 +1,7 @@
-"""Which unprivileged uid this process's jails run as: one slot per grader (or executor worker)
-process, held for its whole life, claimed MACHINE-WIDE.
+"""Which unprivileged uid a jail runs as: a slot (uid = 64123 + slot) claimed MACHINE-WIDE and
+held while the jail lives (`lease`), so no two jails on the machine ever share a uid: not two
+students of one grader (--jobs runs several at once), not two graders. Runs outside a jail
+(--unsafe) keep one slot per grader or executor process for its whole life (`claimed_slot`).
 
 Why machine-wide: two graders started with different TMPDIRs once took their slot locks from
 two different folders, both got uid 64123, and a student of one could kill a student of the
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 SLOTS = 256
 LOCK_HOMES = (Path("/run/sssp-grader"), Path("/var/lock/sssp-grader"))
@@ -19,8 +23,17 @@ LOCK_HOMES = (Path("/run/sssp-grader"), Path("/var/lock/sssp-grader"))
 _held: tuple[int, int, int] | None = None     # (pid, slot, lock fd) this process holds
 
 
+_folders: dict[tuple[Path, ...], Path] = {}
+
+
 def slot_folder(homes: tuple[Path, ...] = LOCK_HOMES) -> Path:
     """The first home that is (or can be made) a root-owned 0700 folder, not a link; its slots/."""
+    if homes not in _folders:
+        _folders[homes] = _make_slot_folder(homes)
+    return _folders[homes]
+
+
+def _make_slot_folder(homes: tuple[Path, ...]) -> Path:
     problems = []
     for home in homes:
         try:
@@ -47,7 +60,25 @@ def claimed_slot(homes: tuple[Path, ...] = LOCK_HOMES) -> int:
     global _held
     if _held is not None and _held[0] == os.getpid():
         return _held[1]
-    folder = slot_folder(homes)
+    index, fd = _claim(slot_folder(homes))
+    _held = (os.getpid(), index, fd)
+    return index
+
+
+@contextmanager
+def lease(homes: tuple[Path, ...] = LOCK_HOMES) -> Iterator[int]:
+    """A slot of its own for one jail, given back when the block ends (its processes are dead
+    by then, and its only writable places, its tmpfs, are gone: the next holder inherits nothing)."""
+    index, fd = _claim(slot_folder(homes))
+    try:
+        yield index
+    finally:
+        os.close(fd)
+
+
+def _claim(folder: Path) -> tuple[int, int]:
+    """The lowest free slot and its locked descriptor. flock belongs to the open file: a slot
+    this very process holds through another descriptor is busy too."""
     for index in range(SLOTS):
         fd = os.open(folder / str(index), os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
@@ -55,9 +86,8 @@ def claimed_slot(homes: tuple[Path, ...] = LOCK_HOMES) -> int:
         except OSError:
             os.close(fd)
             continue
-        _held = (os.getpid(), index, fd)
-        return index
-    raise OSError(f"all {SLOTS} grader uids are in use by other graders on this machine")
+        return index, fd
+    raise OSError(f"all {SLOTS} grader uids are in use on this machine")
 
 
 def holding() -> bool:
