@@ -240,3 +240,15 @@ def test_a_checker_failure_is_the_runs_failure(tmp_path, monkeypatch):
     monkeypatch.setattr(outfile, "parse", explode)
     record = classify(result(tmp_path, output=GOOD), REFERENCE)
     assert record["status"] == "malformed" and "MemoryError" in record["detail"]
+
+
+def test_minus_one_is_unreachable_and_v_d_lines_are_read_both_noted(tmp_path):
+    reference = np.array([0, 4, -1], dtype=np.int64)
+    verdict = judge_file(write(tmp_path, "0:0\n1:4\n2:-1\n"), reference)
+    assert verdict["distances"] == "ok" and verdict["deviations"] == ["unreachable written as '-1' (the spec: INF)"]
+    verdict = judge_file(write(tmp_path, "0 0\n1 4\n2 INF\n"), reference)
+    assert verdict["distances"] == "ok"
+    assert verdict["deviations"] == ["no ':' between vertex and distance ('v d' lines; the spec: '<vertex>:<distance>')"]
+    assert judge_file(write(tmp_path, "0:0\n1:-1\n2:-1\n"), reference)["distances"] == "wrong"   # 1 is reachable
+    verdict = judge_file(write(tmp_path, "0:0\n1 4\n2:INF\n"), reference)     # some lines with ':' and some without
+    assert verdict["distances"] == "unparsable" and "line 2" in verdict["detail"]
