@@ -57,9 +57,14 @@ C_NEAR, C_FARMIN, C_T, C_MODE, C_SIZE = CTRL["C_NEAR"], CTRL["C_FARMIN"], CTRL["
 C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS = CTRL["C_EDGES"], CTRL["C_SCANNED"], CTRL["C_ROUNDS"], CTRL["C_SPLITS"]
 C_BARRIERS, C_ERROR, C_SPLIT_NS, MODE_DONE = CTRL["C_BARRIERS"], CTRL["C_ERROR"], CTRL["C_SPLIT_NS"], CTRL["MODE_DONE"]
 C_FMIN, C_PULLS = CTRL["C_FMIN"], CTRL["C_PULLS"]
-# Bottom-up rounds (equal weights): when round r's near queue holds more than this share of
-# the vertices, each vertex looks for a queued in-neighbour instead (direction-optimizing BFS).
-PULL_SHARE = 32
+# Bottom-up rounds (equal weights): when round r's near queue holds more than n / PULL_SHARE
+# vertices (and is not smaller than the last: top-down again once it shrinks), each vertex
+# looks for a queued in-neighbour instead (direction-optimizing BFS). n/64 (was n/32) also
+# pulls the level before the widest on a power-law graph, whose top-down expansion walked most
+# of the edges: LiveJournal stand-in 3.53 -> 1.13 ms on the H100, R-MAT unit, the road stand-in
+# and the unit grid unchanged; the road stand-in first pulls (and slows) at n/256
+# (BENCHMARKS.md, "Bottom-up share").
+PULL_SHARE = 64
 
 
 def choose_delta(graph: Graph, run: Run, on_gpu: bool) -> int:
