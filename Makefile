@@ -4,12 +4,13 @@
 # make bench  : every benchmark table, <= 8 min on the GPU machine (BENCH_SCALE=ci: tiny graphs, any machine)
 # make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min
 # make bench-classics: the seed papers' methods (vbf, harish, dijkstra, FW, min-plus) beside the papers' tables
+# make bench-sweep: issue 25's sweeps warm and cold (default, gpu.toml, full.toml) and ./sssp's wall, <= 8 min
 # make clean  : remove everything generated (sweep results in results/ are data: kept)
 PYTHON ?= python3
 PYTEST ?= $(PYTHON) -m pytest
 SOURCES := sssp.py apsp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/allpairs/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
 
-.PHONY: all deps test-deps test test-gpu bench bench-quick bench-classics clean
+.PHONY: all deps test-deps test test-gpu bench bench-quick bench-classics bench-sweep clean
 
 all: sssp
 
@@ -60,6 +61,10 @@ bench-quick: sssp
 # the seed papers' methods beside the papers' own tables (GPU; about 3 minutes)
 bench-classics: sssp
 	$(PYTHON) -m benchmarks.classics $(BENCH_ARGS)
+
+# sweeps with the kept ./sssp and one process per run, projected where a limit stops them
+bench-sweep: sssp
+	$(PYTHON) -m benchmarks.sweep_speed $(BENCH_ARGS)
 
 clean:
 	rm -rf sssp sssp.tmp apsp apsp.tmp build report/out .pytest_cache *.egg-info
