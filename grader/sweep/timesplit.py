@@ -38,7 +38,9 @@ def time_split(rows: list[dict], overheads: list[float], wall_s: float) -> str:
     kernels = sum(((row.get("computation_ms") or 0.0) + (row.get("filtering_ms") or 0.0)) / 1000 for row in rows)
     servers = sum(server_start(row) for row in rows)
     warm = sum(1 for row in rows if (row.get("protections") or {}).get("warm"))
-    known = [row["startup_s"] for row in rows if row.get("startup_s") is not None]
+    # the program dates its start from the process's birth (clock ticks), the harness from its
+    # own launch: a start-up is never more than the run it is part of
+    known = [min(row["startup_s"], row.get("wall_s") or 0.0) for row in rows if row.get("startup_s") is not None]
     checking = max(0.0, sum(overheads) - servers)
     busy = programs + sum(overheads)
     startup = sum(known) + servers
