@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 
-COMMANDS = ("sweep", "grade", "report", "fetch", "synth")
+COMMANDS = ("sweep", "grade", "shrink", "report", "fetch", "synth")
 
 EPILOG = """\
 examples:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import itertools
 import shlex
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,13 +24,14 @@ from grader.data import inputs
 from grader.jail.sandbox import shared_inputs
 from grader.sweep import cellrun
 from grader.sweep.graphs import PreparedGraph
-from grader.sweep.shrink import Budget, EdgeList, Shrunk, shrink
+from grader.sweep.shrink import Budget, EdgeList, Shrunk, cone, shrink
 from sssp_common.digest import distances_checksum
 from sssp_common.vocabulary import UNREACHABLE
 
 HEADER = "# counterexample candidate (grader shrink)\n"
 MAX_SHOWN_VERTICES = 200
 DEFAULT_BUDGET = Budget(runs=200, seconds=60.0)
+_RUNNERS = itertools.count()
 
 
 class _Rows:
@@ -51,6 +52,7 @@ class Counterexample:
     command: str                 # how to reproduce, in the form the program was run with
     detail: str                  # the grader's verdict line on the final graph
     path: Path | None = None     # where it was saved
+    origin: str = ""             # what it was shrunk from (a course graph, or the random search)
 
     @property
     def differing(self) -> list[int]:
@@ -68,7 +70,7 @@ class Counterexample:
                 "failed": self.shrunk.failed, "tried": self.shrunk.tried, "flaky": self.shrunk.flaky,
                 "runs": self.shrunk.runs, "seconds": self.shrunk.seconds, "stopped": self.shrunk.stopped,
                 "expected": self.expected, "got": self.got, "differing": self.differing,
-                "command": self.command, "detail": self.detail,
+                "command": self.command, "detail": self.detail, "origin": self.origin,
                 "file": str(self.path) if self.path else None}
 
 
@@ -94,15 +96,17 @@ class CandidateRunner:
         self.cell = dataclasses.replace(cell, rep=0)
         self.sweep = sweep
         self.provenance = provenance
-        self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="shrink-", dir=shared_inputs()))
-        os.chmod(self.folder, 0o755)
+        # beside the graded inputs, where every run finds its input (the jail exposes that folder)
+        self.folder = Path(folder) if folder else shared_inputs()
+        self.stem = f"shrink-{os.getpid()}-{next(_RUNNERS)}"
         self.count = 0
         self.last_row: dict | None = None
         self.last_output: str | None = None
+        self.wrong: dict[bytes, list[int]] = {}     # a failing candidate -> the vertices it got wrong
 
     def write(self, graph: EdgeList) -> Path:
         self.count += 1
-        path = self.folder / f"candidate-{self.count:05d}.txt"
+        path = self.folder / f"{self.stem}-{self.count:05d}.txt"
         text = HEADER + "".join(f"{u} {v} {w}\n" for u, v, w in graph.rows())
         path.write_text(text)
         os.chmod(path, 0o444)
@@ -119,19 +123,30 @@ class CandidateRunner:
         try:
             rows = _Rows()
             sweep = _Capturing(self.sweep)
-            row, _ = cellrun.run_cell(self.cell, self.prepared(graph, path), sweep, self.provenance, rows)
+            prepared = self.prepared(graph, path)
+            row, _ = cellrun.run_cell(self.cell, prepared, sweep, self.provenance, rows)
             self.last_row, self.last_output = row, sweep.captured
+            if row["status"] == "wrong":
+                got = parse_printed(sweep.captured, graph.vertices)
+                if got is not None:
+                    expected = _as_list(prepared.reference)
+                    self.wrong[_key(graph)] = [v for v, (e, g) in enumerate(zip(expected, got)) if e != g]
             return row["status"]
         finally:
             path.unlink(missing_ok=True)
 
+    def focus(self, graph: EdgeList) -> EdgeList | None:
+        """The cone of the vertices this graph's failing run got wrong, when known."""
+        wrong = self.wrong.get(_key(graph))
+        return cone(graph, wrong) if wrong else None
+
     def close(self) -> None:
-        for leftover in self.folder.glob("candidate-*.txt"):
+        for leftover in self.folder.glob(f"{self.stem}-*.txt"):
             leftover.unlink(missing_ok=True)
-        try:
-            self.folder.rmdir()
-        except OSError:
-            pass
+
+
+def _key(graph: EdgeList) -> bytes:
+    return graph.src.tobytes() + graph.dst.tobytes() + graph.weight.tobytes()
 
 
 class _Capturing:
@@ -177,9 +192,12 @@ def shrink_cell(cell, sweep, provenance: dict, failing_input: Path, kind: str, *
                 reproduce: str = "") -> Counterexample:
     """Shrink the failure `kind` of `cell` on `failing_input` (the spec-format file it failed on)."""
     runner = CandidateRunner(cell, sweep, provenance)
+    original = edge_list_of(failing_input)
     try:
-        result = shrink(edge_list_of(failing_input), runner, kind, budget=budget, tries=tries, confirm=0,
-                        zero_weights=bool((edge_list_of(failing_input).weight == 0).any()))
+        if kind == "wrong":              # what it got wrong on the original: the first focus
+            runner(original)
+        result = shrink(original, runner, kind, budget=budget, tries=tries, confirm=0,
+                        zero_weights=bool((original.weight == 0).any()), focus=runner.focus)
         # the final graph's own runs: how often it fails, and what the program printed when it did
         failed, tried, got, detail = result.failed, result.tried, None, ""
         for _ in range(confirm):
@@ -200,9 +218,9 @@ def shrink_cell(cell, sweep, provenance: dict, failing_input: Path, kind: str, *
 
 
 def render_reproduction(cell, sweep) -> str:
-    """The command line in the form the program was run with, the input named `<file>`."""
+    """The command line in the form the program was run with, the input named `%INPUT%`."""
     from grader.sweep.cells import render_command
-    argv = render_command(sweep.command, cell, Path("<file>"), Path("out.txt"), sweep.config_dir, sssp=Path("./sssp"))
+    argv = render_command(sweep.command, cell, Path("%INPUT%"), Path("out.txt"), sweep.config_dir, sssp=Path("./sssp"))
     return shlex.join(argv)
 
 
@@ -214,7 +232,7 @@ def save(example: Counterexample, folder: Path) -> Path:
     shrunk = example.shrunk
     lines = [f"# smallest graph found on which this program's {example.cell.method} -sync {example.cell.sync} "
              f"is {shrunk.kind} ({shrunk.graph.edges} edges, {shrunk.graph.vertices} vertices)",
-             f"# reproduce: {example.command.replace('<file>', target.name)}",
+             f"# reproduce: {example.command.replace('%INPUT%', target.name)}",
              f"# failed {shrunk.failed} of {shrunk.tried} runs"
              + (" (sometimes right: likely a race)" if shrunk.flaky else ""),
              f"# shrunk in {shrunk.runs} runs, {shrunk.seconds:.1f} s ({shrunk.stopped})",

@@ -4,11 +4,14 @@ Pure logic over an abstract trial: `trial(graph) -> status` runs the program on 
 and says how it went ("ok", "wrong", "crash", "timeout", ...), as judged by the grader against
 the trusted reference (the caller's business: here no process is started). The reducer:
 
+0. big steps first: the cone of the vertices the program got wrong (the edges on paths from 0
+   to them), then ddmin over vertices (a dropped vertex takes its edges);
 1. ddmin over the edges (Zeller and Hildebrandt's delta debugging): drop halves, quarters, ...
    single edges; after every step the remaining vertices are renumbered compactly with vertex 0
    kept as the source, so a candidate is always a valid input with no isolated ids;
 2. weights lowered edge by edge: to 1 (or 0 where 0 is allowed), else halved;
-3. another vertex made the source (the program always starts at 0): a failure far from the
+3. a vertex passed through (one edge in, one out) contracted into one edge of the summed
+   weight, and another vertex made the source (the program always starts at 0): a failure far from the
    source sits behind a path ddmin must keep, and once rerooted the next round drops the path;
 4. stop when 1-minimal (no single edge can go, no weight can be lowered) or out of budget, and
    say which.
@@ -107,12 +110,14 @@ class Reducer:
     """One shrink: holds the trial, the budget and the counts; `run(graph)` returns a Shrunk."""
 
     def __init__(self, trial: Callable[[EdgeList], str], kind: str, *, budget: Budget = Budget(),
-                 tries: int = 1, zero_weights: bool = False, clock=time.monotonic):
+                 tries: int = 1, zero_weights: bool = False, clock=time.monotonic,
+                 focus: Callable[[EdgeList], EdgeList | None] | None = None):
         if kind not in FAILURE_KINDS:
             raise ValueError(f"nothing to shrink: the original run was {kind!r}, not a failure")
         self.trial, self.kind, self.budget, self.tries = trial, kind, budget, max(1, tries)
         self.lowest_weight = 0 if zero_weights else 1
         self.clock = clock
+        self.focus = focus        # proposes the cone of the vertices last got wrong (None: no idea)
         self.runs = 0
         self.started = clock()
         self.steps: list[str] = []
@@ -148,10 +153,14 @@ class Reducer:
                     and self.fails(compact):         # ids made compact (else they stay as given)
                 best = self._accept(compact, "renumbered")
             while True:
+                best = self.narrow(best)
                 smaller = self.ddmin(best)
                 lighter = self.lower_weights(smaller)
                 progressed = lighter.edges < best.edges or int(lighter.weight.sum()) < int(best.weight.sum())
                 best = lighter
+                contracted = self.contract(best)
+                if contracted is not None:
+                    best, progressed = contracted, True
                 rerooted = self.reroot(best)
                 if rerooted is not None:
                     best, progressed = rerooted, True
@@ -169,35 +178,76 @@ class Reducer:
         self.steps.append(f"{why}: {graph.edges} edges, {graph.vertices} vertices")
         return graph
 
-    def ddmin(self, graph: EdgeList) -> EdgeList:
+    def narrow(self, graph: EdgeList) -> EdgeList:
+        """Cheap big steps before ddmin's edge by edge: the cone of the vertices the program got
+        wrong (when the trial says which), then ddmin over vertices (a vertex dropped takes all
+        its edges), which finds a failure spread over a few vertices in far fewer runs."""
+        if self.focus is not None:
+            cone = self.focus(graph)
+            if cone is not None and 0 < cone.edges < graph.edges and self.fails(cone):
+                graph = self._accept(cone, "kept the cone of the vertices it got wrong")
+        return self.ddmin(graph, by_vertex=True)
+
+    def ddmin(self, graph: EdgeList, by_vertex: bool = False) -> EdgeList:
         """Zeller's ddmin over edge indices: try each chunk alone, then each complement; on
         failure keep it and coarsen, else refine; ends when chunks are single edges."""
         current = graph
         chunks = 2
-        while current.edges >= 2:
-            parts = np.array_split(np.arange(current.edges), min(chunks, current.edges))
+        unit = "vertices" if by_vertex else "edges"
+
+        def items(g: EdgeList) -> np.ndarray:               # what ddmin drops: edges, or vertices but 0
+            return np.arange(1, g.vertices) if by_vertex else np.arange(g.edges)
+
+        def keeping(g: EdgeList, kept: np.ndarray) -> EdgeList:
+            if not by_vertex:
+                return renumber(g.take(kept))
+            alive = np.zeros(g.vertices, dtype=bool)
+            alive[0], alive[kept] = True, True
+            return renumber(g.take(np.flatnonzero(alive[g.src] & alive[g.dst])))
+
+        while len(items(current)) >= 2:
+            every = items(current)
+            parts = np.array_split(every, min(chunks, len(every)))
             reduced = False
             for part in parts:                                  # a chunk alone
-                candidate = renumber(current.take(part))
-                if self.fails(candidate):
-                    current = self._accept(candidate, f"kept {len(part)} of {current.edges} edges")
+                candidate = keeping(current, part)
+                if 0 < candidate.edges < current.edges and self.fails(candidate):
+                    current = self._accept(candidate, f"kept {len(part)} of {len(every)} {unit}")
                     chunks, reduced = 2, True
                     break
             if not reduced:
                 for part in parts:                              # everything but a chunk
-                    keep = np.setdiff1d(np.arange(current.edges), part)
-                    if keep.size == 0:
-                        continue
-                    candidate = renumber(current.take(keep))
-                    if self.fails(candidate):
-                        current = self._accept(candidate, f"dropped {len(part)} of {current.edges} edges")
+                    candidate = keeping(current, np.setdiff1d(every, part))
+                    if 0 < candidate.edges < current.edges and self.fails(candidate):
+                        current = self._accept(candidate, f"dropped {len(part)} of {len(every)} {unit}")
                         chunks, reduced = max(chunks - 1, 2), True
                         break
             if not reduced:
-                if chunks >= current.edges:
-                    break                                       # single edges: 1-minimal
-                chunks = min(current.edges, chunks * 2)
+                if chunks >= len(every):
+                    break                                       # single items: 1-minimal
+                chunks = min(len(every), chunks * 2)
         return current
+
+    def contract(self, graph: EdgeList) -> EdgeList | None:
+        """A vertex passed through (one edge in, one out, no loop) becomes one edge of the summed
+        weight: a path ddmin must keep whole gets shorter. The first contraction that still fails
+        is kept; None when none does."""
+        into = np.bincount(graph.dst, minlength=graph.vertices)
+        out_of = np.bincount(graph.src, minlength=graph.vertices)
+        for vertex in np.flatnonzero((into == 1) & (out_of == 1)).tolist():
+            if vertex == 0:
+                continue
+            first = int(np.flatnonzero(graph.dst == vertex)[0])
+            second = int(np.flatnonzero(graph.src == vertex)[0])
+            if graph.src[first] == vertex:                     # a self-loop
+                continue
+            src, dst, weight = graph.src.copy(), graph.dst.copy(), graph.weight.copy()
+            dst[first], weight[first] = dst[second], weight[first] + weight[second]
+            keep = np.arange(graph.edges) != second
+            candidate = renumber(EdgeList(src[keep], dst[keep], weight[keep]))
+            if self.fails(candidate):
+                return self._accept(candidate, f"vertex {vertex} contracted into one edge")
+        return None
 
     def reroot(self, graph: EdgeList) -> EdgeList | None:
         """The failure may sit far from the source, behind a path ddmin must keep: try each other
@@ -246,7 +296,34 @@ class Reducer:
 
 
 def shrink(graph: EdgeList, trial: Callable[[EdgeList], str], kind: str, *, budget: Budget = Budget(),
-           tries: int = 1, confirm: int = 0, zero_weights: bool = False, clock=time.monotonic) -> Shrunk:
+           tries: int = 1, confirm: int = 0, zero_weights: bool = False, clock=time.monotonic,
+           focus=None) -> Shrunk:
     """The smallest graph found that still fails as `kind` did (see the module's docstring)."""
-    return Reducer(trial, kind, budget=budget, tries=tries, zero_weights=zero_weights, clock=clock).run(
-        graph, confirm=confirm)
+    return Reducer(trial, kind, budget=budget, tries=tries, zero_weights=zero_weights, clock=clock,
+                   focus=focus).run(graph, confirm=confirm)
+
+
+def cone(graph: EdgeList, wrong: list[int]) -> EdgeList:
+    """The edges on some path from vertex 0 to a vertex in `wrong`: nothing else can change what
+    a correct program gives those vertices (the candidate the focus hook proposes)."""
+    n = graph.vertices
+    forward = _reach(n, graph.src, graph.dst, [0])
+    backward = _reach(n, graph.dst, graph.src, [v for v in wrong if v < n])
+    keep = np.flatnonzero(forward[graph.src] & backward[graph.dst])
+    return renumber(graph.take(keep))
+
+
+def _reach(n: int, tails: np.ndarray, heads: np.ndarray, start: list[int]) -> np.ndarray:
+    seen = np.zeros(n, dtype=bool)
+    seen[start] = True
+    frontier = list(start)
+    adjacency: dict[int, list[int]] = {}
+    for u, v in zip(tails.tolist(), heads.tolist()):
+        adjacency.setdefault(u, []).append(v)
+    while frontier:
+        vertex = frontier.pop()
+        for neighbour in adjacency.get(vertex, ()):
+            if not seen[neighbour]:
+                seen[neighbour] = True
+                frontier.append(neighbour)
+    return seen

@@ -1,0 +1,101 @@
+"""`grader shrink` on real student-like programs (tests/fixtures/shrink/buggy.c, one planted bug
+each): every counterexample is small, re-running the saved file reproduces the failure, a flaky
+program is called flaky, a correct program never gets one (nor from the random search)."""
+from __future__ import annotations
+
+import io
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.commands import shrink as shrink_command
+from grader.sweep.shrink import Budget
+
+FIXTURE = Path(__file__).parent / "fixtures" / "shrink" / "buggy.c"
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+TEMPLATE = "{binary} -input {{input}} -bsize {{bsize}} -bcount {{bcount}} -output {{output}} {{method}} -sync {{sync}}"
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("buggy")
+    built = {}
+    for bug in range(5):
+        binary = folder / f"buggy{bug}"
+        subprocess.run(["cc", "-O1", f"-DBUG={bug}", "-o", str(binary), str(FIXTURE)], check=True)
+        built[bug] = binary
+    return built
+
+
+def random_graph(path: Path, seed: int, n: int = 60, m: int = 300, wide: bool = False) -> Path:
+    rng = random.Random(seed)
+    rows = [(rng.randrange(n), rng.randrange(n), rng.randint(1, 50)) for _ in range(m)]
+    if wide:          # a vertex with > 40 in-edges, its best one last in file and in source order
+        rows += [(rng.randrange(1, n - 2), n - 1, rng.randint(400, 900)) for _ in range(33)]
+        rows += [(0, n - 2, 1), (n - 2, n - 1, 1)]
+    path.write_text("".join(f"{u} {v} {w}\n" for u, v, w in rows))
+    return path
+
+
+def shrink(binary: Path, graph: Path, out: Path, tmp_path, **kwargs):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = shrink_command.run(program=TEMPLATE.format(binary=binary), graph=str(graph), method="tpe",
+                              sync="incore", out_dir=out, budget=kwargs.pop("budget", Budget(runs=300, seconds=120)),
+                              out=stdout, err=stderr, **kwargs)
+    assert code == 0, stderr.getvalue()
+    return stdout.getvalue(), out / "tpe-incore.txt"
+
+
+def expected_of(path: Path) -> list:
+    from reference.solver import solve
+    rows = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)
+    n = int(rows[:, :2].max()) + 1
+    return [None if d < 0 else int(d) for d in solve(n, rows[:, 0], rows[:, 1], rows[:, 2]).tolist()]
+
+
+def printed_by(binary: Path, path: Path, tmp_path: Path) -> list:
+    out = tmp_path / "rerun.txt"
+    subprocess.run([str(binary), "-input", str(path), "-bsize", "256", "-bcount", "8", "-output", str(out),
+                    "tpe", "-sync", "incore"], check=True, capture_output=True)
+    return [None if d == "INF" else int(d) for d in (line.split(":")[1] for line in out.read_text().splitlines())]
+
+
+def edges_in(path: Path) -> int:
+    return sum(1 for line in path.read_text().splitlines() if line and not line.startswith("#"))
+
+
+# (bug, the graph's vertices and random edges, the most edges the counterexample may have, budget)
+CASES = [(1, 60, 300, False, 3, 300), (2, 60, 300, False, 6, 300), (3, 40, 40, True, 40, 600)]
+
+
+@pytest.mark.parametrize("bug, n, m, wide, most, runs", CASES,
+                         ids=["csr-off-by-one", "forwards-once", "past-32-in-edges"])
+def test_a_planted_bug_gets_a_small_counterexample_that_reproduces(programs, tmp_path, bug, n, m, wide, most, runs):
+    graph = random_graph(tmp_path / "g.txt", seed=bug, n=n, m=m, wide=wide)
+    said, saved = shrink(programs[bug], graph, tmp_path / "smallest", tmp_path, budget=Budget(runs=runs, seconds=120))
+    assert saved.is_file() and str(saved) in said
+    assert edges_in(saved) <= most, saved.read_text()
+    assert printed_by(programs[bug], saved, tmp_path) != expected_of(saved)       # the file reproduces it
+    assert printed_by(programs[0], saved, tmp_path) == expected_of(saved)         # and a right program is right
+    text = saved.read_text()
+    assert "# reproduce: " in text and "-input tpe-incore.txt" in text and "<-- differs" in text
+
+
+def test_a_flaky_program_is_called_flaky_and_its_graph_fails_again(programs, tmp_path):
+    graph = random_graph(tmp_path / "g.txt", seed=1)
+    said, saved = shrink(programs[4], graph, tmp_path / "smallest", tmp_path, tries=9,
+                         budget=Budget(runs=600, seconds=120))
+    assert "flaky" in said and "likely a race" in saved.read_text()
+    expected = expected_of(saved)
+    assert any(printed_by(programs[4], saved, tmp_path) != expected for _ in range(15))
+    assert printed_by(programs[1], saved, tmp_path) != expected     # the bug it hides is the real one
+
+
+def test_a_correct_program_gets_no_counterexample(programs, tmp_path):
+    graph = random_graph(tmp_path / "g.txt", seed=9, wide=True)
+    said, saved = shrink(programs[0], graph, tmp_path / "smallest", tmp_path)
+    assert "nothing to shrink" in said and not saved.exists()
