@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, scipy_distances
+from conftest import ROOT, random_graph, scipy_distances
 from sssp_common.graph import Graph
 from sssp_common.vocabulary import METHODS, SPEC_CONFIGS
 from sssp_gpu.device import CPU, select_device
@@ -119,6 +119,44 @@ def test_tpe_outcore_advances_one_hop_per_round_incore_more(device, bsize, bcoun
         np.testing.assert_array_equal(result.dist, expected)
     assert outcore.rounds == chain + 1, "out-of-core must advance exactly one hop per round"
     assert 3 <= incore.rounds < outcore.rounds, "in-core: a thread must see its own updates within the round"
+
+
+def chain_on_one_thread(threads: int, hops: int = 10) -> Graph:
+    """The path 0 -> S -> 2S -> ... (S = the grid's thread count): in a grid-stride loop over
+    vertices thread 0 owns every chain vertex, in path order; the vertices in between have
+    no edges."""
+    src = np.arange(hops) * threads
+    return Graph.from_arrays(src, src + threads, np.full(hops, 2), n=hops * threads + 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("bsize,bcount", SPEC_CONFIGS, ids=CONFIG_IDS)
+def test_vertex_centric_outcore_advances_one_hop_per_round(device, bsize, bcount):
+    """vbf, vbf-stride, vbf-flag and harish out-of-core: hops + 1 rounds. vbf-stride in-core:
+    thread 0 walks the whole chain in its first round, so 2 rounds."""
+    hops = 10
+    graph = chain_on_one_thread(bsize * bcount, hops)
+    expected = scipy_distances(graph)
+    for method in ("vbf", "vbf-stride", "vbf-flag", "harish"):
+        result = solve(graph, Run(method, "outcore", False, bsize, bcount), device_for(device))
+        np.testing.assert_array_equal(result.dist, expected, err_msg=method)
+        assert result.rounds == hops + 1, method
+    incore = solve(graph, Run("vbf-stride", "incore", False, bsize, bcount), device_for(device))
+    np.testing.assert_array_equal(incore.dist, expected)
+    assert incore.rounds == 2
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("sync", ["outcore", "incore"])
+def test_opt_split_time_is_a_part_of_its_kernel_time(device, sync):
+    """opt's filtering time (far-pile splits, from the GPU's nanosecond timer) is a part of
+    its kernel time, so both printed lines are positive: a unit slip in the split time
+    (microseconds for nanoseconds) takes all of it, and computation drops to zero."""
+    graph = random_graph(4, n=20000, m=200000, max_weight=1000, unreachable=10)
+    result = solve(graph, Run("opt", sync, False, 512, 4, delta=64), device_for(device))
+    np.testing.assert_array_equal(result.dist, scipy_distances(graph))
+    assert result.edges_filtered > 0, "the bucket width must make far-pile splits"
+    assert result.filtering_ms > 0 and result.computation_ms > 0
 
 
 # -- saturation --------------------------------------------------------------------------
