@@ -75,6 +75,7 @@ class Server:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen([str(launcher), SERVE_FLAG], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=log, env=env, cwd=log_dir,
+                                            bufsize=0,                # select() sees every byte unread
                                             start_new_session=True)   # our own group: killed whole
         try:
             hello = self._reply(START_TIMEOUT_S)
