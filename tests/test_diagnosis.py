@@ -90,6 +90,7 @@ def test_plan_smallest_failing_graph_and_shared_memory():
     with_shared = diagnosis.plan("s", rows, shared=True)
     assert [(t.method, t.tool) for t in with_shared][:2] == [("tpe", "memcheck"), ("tpe", "racecheck")]
     passing = [t for t in with_shared if t.verdict == "ok"]
+    assert [t.method for t in passing] == ["segscan", "bmf"]        # the shared-memory method's race first
     assert {(t.method, t.tool, t.graph) for t in passing} == {("segscan", "racecheck", "small"),
                                                              ("bmf", "racecheck", "small")}
 

@@ -20,12 +20,13 @@ FAKE_SANITIZER = Path(__file__).resolve().parent / "fixtures" / "fake-compute-sa
 
 
 @needs_cc
-def test_a_finding_flows_into_results_json_and_the_class_page(tmp_path, capsys):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_finding_flows_into_results_json_and_the_class_page(tmp_path, capsys, jobs):
     subs = tmp_path / "subs"
     for name in ("spec_ok", "wrong_one"):
         submission(subs, name)
     out = tmp_path / "out"
-    code = grade.run([subs], out=out, config=config(tmp_path), quiet=True, sanitizer=str(FAKE_SANITIZER))
+    code = grade.run([subs], out=out, config=config(tmp_path), quiet=True, sanitizer=str(FAKE_SANITIZER), jobs=jobs)
     assert code == 0, capsys.readouterr()
     wrong = results(out, "wrong_one")
     test = next(t for t in wrong["tests"] if t["name"] == TEST_NAME)
@@ -71,3 +72,49 @@ def test_jobs_must_be_positive(tmp_path, capsys):
     subs = submission(tmp_path / "subs", "spec_ok")
     assert grade.run([subs], out=tmp_path / "out", config=config(tmp_path), jobs=0) == 2
     assert "--jobs 0" in capsys.readouterr().err
+
+
+CLASS_GPU = Path(__file__).resolve().parent / "fixtures" / "class_gpu"
+
+
+def planted_line(student: str) -> str:
+    for number, line in enumerate((CLASS_GPU / student / "sssp.cu").read_text().splitlines(), 1):
+        if "PLANTED" in line and not line.lstrip().startswith("//"):
+            return f"sssp.cu:{number}"
+    raise AssertionError(f"no planted line in {student}")
+
+
+@pytest.mark.gpu
+def test_a_cuda_class_is_graded_with_findings_page_and_similarity(tmp_path, capsys):
+    """On the GPU machine: four CUDA submissions (tests/fixtures/class_gpu: ana right, ben's tpe
+    wrong with an out-of-bounds write, cam right with a shared-memory race under -usesmem yes,
+    dot = ana renamed and reordered), graded 4 at a time with diagnosis."""
+    import shutil as _shutil
+    nvcc = _shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists():
+        pytest.fail("nvcc is not on this GPU machine")
+    path = tmp_path / "grading.toml"
+    base = config(tmp_path, timeout=60).read_text()
+    path.write_text(base.replace("[methods.tpe]", '[methods.segscan]\nrun_as = "bmf"\nusesmem = "yes"\n'
+                                 'orderings = ["destination"]\nsyncs = ["outcore"]\n[methods.tpe]'))
+    out = tmp_path / "out"
+    assert grade.run([CLASS_GPU], out=out, config=path, quiet=True, nvcc=nvcc, jobs=4) == 0, capsys.readouterr()
+    ben = json.loads((out / "ben" / "diagnosis.json").read_text())
+    cam = json.loads((out / "cam" / "diagnosis.json").read_text())
+    print(json.dumps({"ben": ben["findings"], "cam": cam["findings"], "ben_skipped": ben["skipped"],
+                      "cam_skipped": cam["skipped"], "lineinfo": [ben["lineinfo"], cam["lineinfo"]]}, indent=1)[:6000])
+    refused = [s["why"] for s in ben["skipped"] if "refused" in s["why"] or "no GPU" in s["why"]]
+    if refused:
+        pytest.skip(f"compute-sanitizer cannot run here: {refused[0]}")
+    writes = [f for f in ben["findings"] if f["tool"] == "memcheck" and f["method"] == "tpe"
+              and f["kind"].startswith("Invalid __global__ write")]
+    assert writes and writes[0]["location"] == planted_line("ben") and writes[0]["kernel"] == "mark_touched"
+    races = [f for f in cam["findings"] if f["tool"] == "racecheck" and f["method"] == "segscan"]
+    assert races and races[0]["severity"] == "warning" and races[0]["kernel"] == "block_minimum"
+    assert planted_line("cam") in (races[0]["location"], races[0]["other_location"])
+    assert not json.loads((out / "ana" / "diagnosis.json").read_text()).get("findings") \
+        if (out / "ana" / "diagnosis.json").exists() else True
+    pairs = json.loads((out / "similarity.json").read_text())["pairs"]
+    assert {pairs[0]["a"], pairs[0]["b"]} == {"ana", "dot"}
+    page = (out / "index.html").read_text()
+    assert "mark_touched" in page and "block_minimum" in page and 'href="dot/index.html"' in page

@@ -37,6 +37,7 @@ SANITIZER_DIRS = ("/usr/local/cuda/bin", "/usr/local/cuda/compute-sanitizer")
 FAILED = ("wrong", "crash", "timeout")
 _NVCC_WORD = re.compile(r"(?<![\w./-])((?:/[^\s:=;'\"()]*/)?nvcc)(?![\w.-])")
 PRINT_LIMIT = 20
+SHARED_METHODS = ("segscan",)     # the spec's shared-memory method: its racecheck comes first among passing ones
 
 
 @dataclass(frozen=True)
@@ -91,14 +92,14 @@ def plan(student: str, rows: list[dict], shared: bool) -> list[Target]:
         failing = sorted((r for r in group if r.get("status") in FAILED), key=size)
         if failing:
             row = failing[0]
-            tools = [("memcheck", 0)] + ([("racecheck", 1)] if shared else []) + [("synccheck", 3), ("initcheck", 4)]
+            tools = [("memcheck", 0)] + ([("racecheck", 1)] if shared else []) + [("synccheck", 4), ("initcheck", 5)]
             for tool, priority in tools:
                 targets.append(Target(student, method, tool, row["run_id"], row["graph"], row["status"],
                                       f"{row['status']} on {row['graph']}", priority))
         elif shared:
             row = sorted(group, key=size)[0]
             targets.append(Target(student, method, "racecheck", row["run_id"], row["graph"], row.get("status", ""),
-                                  "right answers; the sources use __shared__", 2))
+                                  "right answers; the sources use __shared__", 2 if method in SHARED_METHODS else 3))
     return sorted(targets, key=lambda t: (t.priority, t.method))
 
 
@@ -278,7 +279,7 @@ def inline_submit(function: Callable) -> Callable:
 def diagnose_student(student: str, folder: Path, tree: Path, area: Path, program_id: str, rows: list[dict],
                      cells: list, graphs: dict, grading, plain_program: str | None, *, budget_s: float,
                      session: Setup, submit: Callable | None = None, jobs: int = 1, force: bool = False,
-                     builder: Callable = build) -> dict:
+                     builder: Callable = build, prebuilt: Future | None = None) -> dict:
     """Plan, build with -lineinfo, run the tools within budget_s; write and return diagnosis.json.
     submit(job dict) -> Future of run_target(job) (default: in this process)."""
     path = folder / "diagnosis.json"
@@ -292,7 +293,11 @@ def diagnose_student(student: str, folder: Path, tree: Path, area: Path, program
     if targets and session.skip:
         result["skipped"] = [_skipped(t, session.skip) for t in targets]
     elif targets:
-        program, result["lineinfo"] = lineinfo_build(tree, area, grading.build, grading.sandbox, builder)
+        try:   # a -lineinfo build started beside the runs (grade --jobs), else one now
+            program, result["lineinfo"] = prebuilt.result() if prebuilt is not None else \
+                lineinfo_build(tree, area, grading.build, grading.sandbox, builder)
+        except Exception as error:   # a build worker that died: the graded build will do
+            program, result["lineinfo"] = None, f"the -lineinfo build failed ({type(error).__name__}: {error})"
         program = program or plain_program
         if not program or not Path(program).exists():
             result["skipped"] = [_skipped(t, "no build of the program to run (graded in an earlier session): "

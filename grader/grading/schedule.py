@@ -42,12 +42,18 @@ class ClassRun:
     force: bool = False
     store_lock: threading.Lock = field(default_factory=threading.Lock)
     build_lock: threading.Lock = field(default_factory=threading.Lock)
+    lineinfo: dict = field(default_factory=dict)   # tree -> Future of its -lineinfo build (--jobs > 1)
 
     def build(self, tree, area, options, sandbox):
         """The student's build: in a worker process when grading concurrently."""
         if self.builds is not None:
             try:
-                return self.builds.submit(plain_build, tree, area, options, sandbox).result()
+                result = self.builds.submit(plain_build, tree, area, options, sandbox).result()
+                if result.built and self.session.sanitizer:
+                    # the -lineinfo build diagnosis may want, started now so it is ready when the runs end
+                    self.lineinfo[str(tree)] = self.builds.submit(diagnosis.lineinfo_build, tree, area / "diagnosis",
+                                                                  options, sandbox)
+                return result
             except BrokenProcessPool:   # the build worker died (killed, out of memory): build here instead
                 pass
         with self.build_lock:           # in this process builds share its sandbox uid: one at a time
@@ -123,7 +129,7 @@ def diagnose(run: ClassRun, student: str, folder: Path, tree: Path, area: Path, 
     return diagnosis.diagnose_student(student, folder, tree, area / "diagnosis", program_id, list(rows.values()),
                                       cells, graphs, grading, built.get("program"), budget_s=budget,
                                       session=run.session, submit=submit, jobs=run.jobs, force=run.force,
-                                      builder=run.build)
+                                      builder=run.build, prebuilt=run.lineinfo.pop(str(tree), None))
 
 
 def after_class(out: Path, work: Path, students: list[str], sample_code: Path | None, top: int = 30) -> dict:
