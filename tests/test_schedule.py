@@ -103,3 +103,20 @@ def test_gpu_memory_holds_back_a_second_run():
         pool.close()
     assert len(rows) == 4
     assert not any(overlaps(a, b) for i, a in enumerate(rows) for b in rows[i + 1:])
+
+
+def test_close_stops_runs_in_flight_and_wakes_drain():
+    pool = SharedGpuPool(fake_run, jobs=2, gpu=None)
+    drained = []
+
+    def student():
+        pool.submit("long", ("c-long", 60))
+        drained.extend(pool.drain(wait=True))
+
+    thread = threading.Thread(target=student)
+    thread.start()
+    time.sleep(1.0)                      # the run has started in a worker
+    began = time.monotonic()
+    pool.close(cancel=True)
+    thread.join(timeout=30)
+    assert not thread.is_alive() and time.monotonic() - began < 30

@@ -95,17 +95,16 @@ def each_student(found: list, grade_one: Callable, jobs: int) -> Iterator[tuple[
             yield submission, grade_one(submission)
         return
     from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=jobs + 1, thread_name_prefix="student") as threads:
-        pending = {threads.submit(grade_one, submission): submission for submission in found}
-        try:
-            while pending:
-                done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield pending.pop(future), future.result()
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+    threads = ThreadPoolExecutor(max_workers=jobs + 1, thread_name_prefix="student")
+    pending = {threads.submit(grade_one, submission): submission for submission in found}
+    try:
+        while pending:
+            done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield pending.pop(future), future.result()
+    finally:
+        # interrupted: students not started never start; those running end when grade closes the pool
+        threads.shutdown(wait=not pending, cancel_futures=True)
 
 
 class LockedStore:

@@ -116,14 +116,16 @@ class SharedGpuPool:
                 if box:
                     outcome = box.popleft()
                     self._waiting[me] -= 1
-                elif not self._waiting.get(me) or not wait:
-                    return
+                elif not self._waiting.get(me) or not wait or self._closed:
+                    return   # closed: what is still in flight is being stopped and will not come back
                 else:
                     self._lock.wait(0.25)
                     continue
             yield outcome
 
     def close(self, cancel: bool = False) -> None:
+        """Stop taking runs; with cancel, stop the runs in flight (their programs are killed).
+        Threads waiting in drain return."""
         with self._lock:
             self._closed = True
             for queue in self._queues.values():
