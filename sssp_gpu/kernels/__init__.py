@@ -8,6 +8,7 @@ pasted into it (:func:`source`): an edited header is then a new key, never a sta
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,8 +42,28 @@ def c_type(dtype) -> str:
     return {2: "short", 4: "int"}.get(dtype.itemsize, "long long")
 
 
-@lru_cache(maxsize=None)
+# the modules a method's run loads: (method word, sync) -> module names (None: either sync)
+METHOD_MODULES = {("bmf", None): ("bmf",), ("tpe", None): ("tpe",), ("opt", "incore"): ("opt_coop",),
+                  ("opt", "outcore"): ("opt",), ("vbf", None): ("vbf",), ("harish", None): ("harish",),
+                  ("dijkstra", None): ("dijkstra",)}
+_LOADING = threading.Lock()   # sssp.py loads a run's modules early, in its device thread
+
+
 def module(name: str):
+    with _LOADING:
+        return _module(name)
+
+
+def preload(method: str, sync: str) -> None:
+    """Load the modules ``method`` will launch (from CuPy's disk cache), ahead of the run's
+    setup; sssp.py's device thread calls it while the main thread still imports and loads."""
+    family = method.split("-")[0]
+    for name in METHOD_MODULES.get((family, sync), METHOD_MODULES.get((family, None), ())):
+        kernel(name, MODULES[name][0])
+
+
+@lru_cache(maxsize=None)
+def _module(name: str):
     import cupy
 
     filename, cooperative = SOURCES.get(name, (f"{name}.cu", False))
