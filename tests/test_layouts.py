@@ -156,6 +156,18 @@ def test_the_report_is_found_counted_and_described(tmp_path):
     assert reportpdf.describe(None, "", "sssp_report.pdf", 6)["found"] == "no sssp_report.pdf found"
 
 
+def test_the_pages_are_counted_once_per_pdf_content(tmp_path, monkeypatch):
+    pytest.importorskip("pypdf")
+    report, memo = tmp_path / "sssp_report.pdf", tmp_path / "report.json"
+    report.write_bytes(paper(6))
+    first = reportpdf.describe(report, "", "sssp_report.pdf", 6, memo=memo)
+    monkeypatch.setattr(reportpdf, "_count_in_child", lambda path: pytest.fail("read again"))
+    assert reportpdf.describe(report, "", "sssp_report.pdf", 6, memo=memo) == first
+    report.write_bytes(paper(3))                                  # a new report is read again
+    monkeypatch.undo()
+    assert reportpdf.describe(report, "", "sssp_report.pdf", 6, memo=memo)["pages"] == 4
+
+
 def test_without_pypdf_the_report_is_found_and_the_note_says_why_it_was_not_counted(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pypdf", None)        # import pypdf now raises ImportError
     assert "pypdf is not installed" in reportpdf._read(str(tmp_path / "any.pdf"))["error"]

@@ -228,8 +228,8 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
     try:
         tree = unpack(submission, area / "unpacked", grading.limits)
     except Refused as error:
-        return _refused(student, folder, grading, str(error), graphs, _report(None, submission, grading, entered))
-    report = _report(tree, submission, grading, entered)
+        return _refused(student, folder, grading, str(error), graphs, _report(None, submission, grading, entered, folder))
+    report = _report(tree, submission, grading, entered, folder)
     os.chmod(area / "unpacked", 0o700)     # the sources: not for other students' programs to read
     options = grading.build
     template = grading.matrix.command
@@ -297,11 +297,12 @@ def _publish(folder, student, grading, built, cells, rows, extra, page=True, rep
     return data
 
 
-def _report(tree, submission: Submission, grading, entered: dict | None) -> dict:
-    """What was found of the report (pages counted) and the score staff entered, if any."""
+def _report(tree, submission: Submission, grading, entered: dict | None, folder: Path) -> dict:
+    """What was found of the report (pages counted once per PDF content: folder/report.json)
+    and the score staff entered, if any."""
     rubric = grading.rubric
     path, how = reportpdf.find(tree, submission.report, rubric.report_file)
-    facts = reportpdf.describe(path, how, rubric.report_file, rubric.report_min_pages)
+    facts = reportpdf.describe(path, how, rubric.report_file, rubric.report_min_pages, memo=folder / "report.json")
     return {**facts, "score": (entered or {}).get("score"), "comment": (entered or {}).get("comment", "")}
 
 

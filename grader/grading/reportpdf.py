@@ -7,15 +7,19 @@ crafted file can make a parser slow or greedy, never the grader.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from sssp_common.files import write_text_atomically
+
 READ_TIMEOUT_S = 60
 READ_MEMORY_BYTES = 2 << 30
 MAX_PAGES_READ = 200            # text is read from at most this many pages
+MAX_BYTES = 100 << 20           # a larger file is not read (a six-page paper is a few MiB)
 # a heading alone on its line: "References", "7 References", "VII. REFERENCES", "Bibliography"
 _HEADING = re.compile(r"(?im)^[ \t]*(?:(?:\d+|[IVXL]+)\.?[ \t]+)?(references|bibliography|works cited)[ \t]*:?[ \t]*$")
 
@@ -37,11 +41,11 @@ def find(tree: Path | None, beside: Path | None, name: str) -> tuple[Path | None
     return None, f" ({len(pdfs)} other PDFs in the package: {', '.join(p.name for p in pdfs[:5])})" if pdfs else ""
 
 
-def describe(path: Path | None, how: str, name: str, min_pages: int) -> dict:
+def describe(path: Path | None, how: str, name: str, min_pages: int, memo: Path | None = None) -> dict:
     """{'found': one line for the report test, 'pages', 'body_pages'} (None where unknown)."""
     if path is None:
         return {"found": f"no {name} found{how}", "pages": None, "body_pages": None}
-    counted = count_pages(path)
+    counted = count_pages(path, memo)
     lead = f"{path.name} found{how}"
     if "error" in counted:
         return {"found": f"{lead}; {counted['error']}", "pages": None, "body_pages": None}
@@ -57,8 +61,28 @@ def describe(path: Path | None, how: str, name: str, min_pages: int) -> dict:
     return {"found": f"{lead}: {text}", "pages": pages, "body_pages": body}
 
 
-def count_pages(path: Path) -> dict:
-    """{'pages', 'body_pages', 'references_page', 'no_text'} or {'error': why}, read in a child."""
+def count_pages(path: Path, memo: Path | None = None) -> dict:
+    """{'pages', 'body_pages', 'references_page', 'no_text'} or {'error': why}, read in a child.
+    memo: a JSON file keeping the answer for this PDF's content, so a regrade reads it once."""
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        return {"error": f"it is {size >> 20} MiB, more than the {MAX_BYTES >> 20} MiB read: pages not counted"}
+    with open(path, "rb") as stream:
+        digest = hashlib.file_digest(stream, "sha256").hexdigest()
+    if memo is not None:
+        try:
+            kept = json.loads(memo.read_text())
+            if kept.get("sha256") == digest:
+                return kept["counted"]
+        except (OSError, ValueError, KeyError, AttributeError):
+            pass
+    counted = _count_in_child(path)
+    if memo is not None and "error" not in counted:
+        write_text_atomically(memo, json.dumps({"sha256": digest, "counted": counted}))
+    return counted
+
+
+def _count_in_child(path: Path) -> dict:
     try:
         done = subprocess.run([sys.executable, "-m", "grader.grading.reportpdf", str(path)], capture_output=True,
                               text=True, timeout=READ_TIMEOUT_S, preexec_fn=_limit_memory,
