@@ -20,15 +20,20 @@ def _device_early(argv: list) -> None:
         from sssp_gpu.device import ready_device
         if ready_device().is_gpu:
             from sssp_gpu.kernels import preload
-            words = [word.lower() for word in argv]
-            sync = next((b for a, b in zip(words, words[1:]) if a.lstrip("-") == "sync"), "")
-            named = [b for a, b in zip(words, words[1:]) if a.lstrip("-") == "method"]
-            bare = [w for i, w in enumerate(words) if not w.startswith("-")
-                    and (i == 0 or not words[i - 1].startswith("-") or words[i - 1].lstrip("-").isdigit())]
-            for method in (named or bare)[:1]:
-                preload(method, sync)
+            preload(*method_and_sync(argv))
     except BaseException:
         pass
+
+
+def method_and_sync(argv: list) -> tuple:
+    """A first guess at the method word and sync from the command line, without parsing it
+    (the real parse, sssp_gpu.cli, comes later and has the last word)."""
+    words = [word.lower() for word in argv]
+    sync = next((b for a, b in zip(words, words[1:]) if a.lstrip("-") == "sync"), "")
+    named = [b for a, b in zip(words, words[1:]) if a.lstrip("-") == "method"]
+    bare = [w for i, w in enumerate(words) if not w.startswith("-")
+            and (i == 0 or not words[i - 1].startswith("-") or words[i - 1].lstrip("-").isdigit())]
+    return ((named or bare or [""])[0], sync)
 
 
 def _wants_device(argv: list) -> bool:

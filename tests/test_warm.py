@@ -296,3 +296,26 @@ def test_the_summary_splits_busy_time_into_kernels_start_up_and_checking():
     assert "checking 0.1 s" in line
     assert "unknown" in time_split([{"wall_s": 1.0, "protections": {}}], [0.1], 1.2)
     assert time_split([], [], 1.0) == ""
+
+
+def test_the_device_thread_guesses_the_method_and_sync_from_either_command_form():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sssp_script", ROOT / "sssp.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)      # not __main__: nothing runs
+    guess = script.method_and_sync
+    assert guess("-input f -bsize 512 -bcount 4 -output o BMF -sync incore".split()) == ("bmf", "incore")
+    assert guess("--input f --bsize 1 --bcount 4 --output o --method opt --sync outcore".split()) == ("opt", "outcore")
+    assert guess("-input f -output o -sync incore -usesmem yes vbf-flag -delta 0".split()) == ("vbf-flag", "incore")
+    assert guess(["-input", "f"]) == ("", "")
+    assert not script._wants_device(["--help"]) and not script._wants_device([]) \
+        and not script._wants_device([script.SERVE_FLAG]) and script._wants_device(["-input", "f"])
+
+
+@pytest.mark.gpu
+def test_preloading_a_methods_modules_is_what_its_run_then_uses():
+    from sssp_gpu import kernels
+    for (family, sync), names in kernels.METHOD_MODULES.items():
+        kernels.preload(family, sync or "outcore")
+        for name in names:
+            assert kernels._module.cache_info().currsize and kernels.module(name) is kernels._module(name)
