@@ -210,3 +210,21 @@ def test_the_spec_package_in_a_folder_per_student_with_its_report(tmp_path, caps
     carol = results(out, "carol")
     assert carol["score"] == 0 and carol["max_score"] == 100
     assert carol["tests"][0]["output"] == "no Makefile at the top of the submission; found main.cu, notes.txt"
+
+
+@needs_cc
+def test_a_canvas_download_grades_by_student_with_reports_found(tmp_path, capsys):
+    canvas = tmp_path / "canvas"
+    canvas.mkdir()
+    for name, source_variant in (("smithjane_12345_67890", "spec"), ("doejohn_LATE_23456_78901", "zeros")):
+        source = variant(tmp_path / "src", source_variant, as_name=name)
+        with tarfile.open(canvas / f"{name}_sssp_gpu.tgz", "w:gz") as archive:
+            archive.add(source, arcname="sssp_gpu")
+    (canvas / "smithjane_12345_67891_sssp_report.pdf").write_bytes(b"%PDF-1.4\n")
+    out = tmp_path / "graded"
+    assert grade.run([canvas], out=out, config=spec_config(tmp_path), quiet=True, methods=["tpe"]) == 0
+    capsys.readouterr()
+    assert results(out, "smithjane_12345")["score"] == 60 and results(out, "doejohn_23456")["score"] == 10
+    sheet = {row["student"]: row["found"] for row in csv.DictReader(io.StringIO((out / "report_scores.csv").read_text()))}
+    assert sheet["smithjane_12345"].startswith("smithjane_12345_67891_sssp_report.pdf found")
+    assert sheet["doejohn_23456"] == "no sssp_report.pdf found"
