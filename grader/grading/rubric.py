@@ -157,7 +157,7 @@ def score(rubric: Rubric, build: dict | None, cells: list, rows: dict, report: d
     """Tests for one submission. build: {'built', 'cleaned', 'detail'} or None (not built yet);
     cells: every cell of the matrix for it (also for a refused submission, so every student is
     scored out of the same maximum); rows: run id -> its latest row (missing: not run yet);
-    report: what grading found of the report (grader.grading.report.describe) and staff's score."""
+    report: what grading found of the report (grader.grading.reportpdf.describe) and staff's score."""
     built = bool(build and build.get("built"))
     why = (build or {}).get("detail") or "not built"
     rows = {key: row for key, row in rows.items() if not grader_failure(row)}   # not the student's doing
