@@ -39,6 +39,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="list the cells (done or to do) and stop")
     parser.add_argument("--cold", action="store_true",
                         help="run this checkout's ./sssp as one process per cell, not in a kept process per worker")
+    parser.add_argument("--no-shrink", action="store_true",
+                        help="--program: do not shrink each wrong method to its smallest failing graph")
 
 
 def run_from_args(args) -> int:
@@ -46,14 +48,16 @@ def run_from_args(args) -> int:
                force=args.force, rerun_failed=args.rerun_failed, graphs=args.graphs, methods=args.methods,
                reps=args.reps, timeout=args.timeout, dry_run=args.dry_run, quiet=args.quiet,
                cache_dir=args.cache_dir, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
-               cold=args.cold)
+               cold=args.cold, shrink=not args.no_shrink)
+
+
 INTERRUPTED = 130
 
 
 def run(config: Path | None = None, scale=None, program=None, results: Path | None = None, force=False,
         rerun_failed=False, graphs=None, methods=None, reps=None, timeout=None, dry_run=False, quiet=False,
         cache_dir: Path | None = None, out=None, err=None, executor=None, workers=None, scheduler=None,
-        cold=False) -> int:
+        cold=False, shrink=True) -> int:
     """0: every run of the matrix ok; 1: some run was not (the table says which); 2: config error;
     130: interrupted (everything finished so far is in the results file). executor, workers,
     scheduler: where the runs go (grader.sweep.executors; None: the config's [executor], else local)."""
@@ -128,6 +132,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
         progress.update(1, label=task.cell.label, status=row["status"])
 
     interrupted = False
+    prepared: dict = {}           # graph name -> PreparedGraph, kept for shrinking wrong runs
     try:
         for entry in sweep.graphs:
             name = graph_label(entry)
@@ -136,7 +141,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
                 continue
             progress.update(0, label=f"{name}: preparing (graph, orderings, reference)")
             try:
-                graph = prepare_graph(entry, sweep, {c.ordering for c in graph_cells}, cache_dir)
+                graph = prepared[name] = prepare_graph(entry, sweep, {c.ordering for c in graph_cells}, cache_dir)
                 tasks = make_tasks(graph_cells, graph, sweep, provenance, run_cell,
                                    Path(cache_dir) / "shipped" if cache_dir else None)
             except (GraphUnavailable, OSError) as why:
@@ -165,8 +170,27 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     progress.label = "done"
     progress.close()
     store.close()
-    return summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err,
-                     session=recorded)
+    status = summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err,
+                       session=recorded)
+    if shrink and not cellrun.is_project_template(sweep.command):
+        _shrink_wrong(sweep, cells, prepared, provenance, results_path, out, err)
+    return status
+
+
+def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, out, err) -> None:
+    """Each wrong (method, sync) of a student's program shrunk once to its smallest failing graph."""
+    from grader.grading.counterexamples import Settings, failing_cases, shrink_student
+    mine = {cell.run_id for cell in cells}
+    rows = [row for row in latest_by_run_id(read_rows(results_path)).values() if row["run_id"] in mine]
+    if not failing_cases(rows):
+        return
+    folder = results_path.parent / f"{results_path.stem}-smallest"
+    print("\ngrader sweep: shrinking each failing method to its smallest failing graph (--no-shrink: skip)",
+          file=err)
+    for example in shrink_student(rows, cells, prepared, sweep, provenance, folder, Settings(search_graphs=0)):
+        shrunk = example.shrunk
+        print(f"counterexample {example.cell.method} {example.cell.sync}: {example.path} ({shrunk.graph.edges} edges; "
+              f"{shrunk.kind} {shrunk.failed} of {shrunk.tried} runs{', flaky' if shrunk.flaky else ''})", file=out)
 
 
 def default_results(sweep: SweepConfig, scale_override=None) -> Path:

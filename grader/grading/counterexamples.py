@@ -9,7 +9,7 @@ timeout), judged against the trusted reference.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.data.smallgraphs import search_graphs
@@ -22,7 +22,7 @@ DRAWN_EDGES = 40         # larger counterexamples are listed, not drawn
 
 @dataclass
 class Settings:
-    budget: Budget = DEFAULT_BUDGET    # per (student, method, sync)
+    budget: Budget = field(default_factory=lambda: Budget(DEFAULT_BUDGET.runs, DEFAULT_BUDGET.seconds))  # per case
     search_graphs: int = 20            # random graphs per method the course graphs found right
     tries: int = 3                     # runs of a failing case to tell a race
     confirm: int = 4                   # runs of the final graph to say how often it fails
