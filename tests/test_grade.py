@@ -352,7 +352,9 @@ CUDA_FIXTURE = FIXTURES / "cuda_ok"
 
 @pytest.mark.gpu
 def test_a_cuda_submission_is_graded_end_to_end(tmp_path, capsys):
-    """On the GPU machine: the small CUDA C++ fixture builds with nvcc and is right everywhere."""
+    """On the GPU machine: the small CUDA C++ fixture builds with nvcc and is right everywhere,
+    built and run in the jail (bwrap from PATH, $GRADER_BWRAP or .device-tools/bwrap/bwrap) with
+    the /dev/nvidia* nodes bound: without a jail, grade refuses and this fails."""
     if shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists():
         pytest.fail("nvcc is not on this GPU machine")
     out = tmp_path / "out"
@@ -364,3 +366,8 @@ def test_a_cuda_submission_is_graded_end_to_end(tmp_path, capsys):
     assert {r["status"] for r in rows} == {"ok"}, [r["detail"] for r in rows if r["status"] != "ok"][:3]
     assert {r["stdout_format"] for r in rows} == {"ok"} and data["score"] == 60   # the code part; the report is staff's
     assert all(r["device"] and "CPU" not in r["device"] for r in rows)
+    jails = [r["protections"]["jail"] for r in rows]
+    assert all(jail and any(d.startswith("/dev/nvidia") for d in jail["devices"]) for jail in jails), jails[:1]
+    assert all(not {"jail", "user", "netns"} & set(r["protections"]["not_in_force"]) for r in rows), \
+        rows[0]["protections"]["not_in_force"]
+    assert json.loads((out / "cuda_ok" / "build.json").read_text())["protections"]["jail"]
