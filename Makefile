@@ -5,12 +5,13 @@
 # make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min
 # make bench-classics: the seed papers' methods (vbf, harish, dijkstra, FW, min-plus) beside the papers' tables
 # make bench-sweep: issue 25's sweeps warm and cold (default, gpu.toml, full.toml) and ./sssp's wall, <= 8 min
+# make mutants: plant each kernel/host mutant of benchmarks/mutant_list.py in a copy, run its GPU tests, print the score (<= 5 min; MUTANT_ARGS=--cpu: CPU)
 # make clean  : remove everything generated (sweep results in results/ are data: kept)
 PYTHON ?= python3
 PYTEST ?= $(PYTHON) -m pytest
 SOURCES := sssp.py apsp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/allpairs/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
 
-.PHONY: all deps test-deps jail-deps test test-gpu bench bench-quick bench-classics bench-sweep clean
+.PHONY: all deps test-deps jail-deps test test-gpu bench bench-quick bench-classics bench-sweep mutants clean
 
 all: sssp
 
@@ -76,6 +77,9 @@ bench-classics: sssp
 # sweeps with the kept ./sssp and one process per run, projected where a limit stops them
 bench-sweep: sssp
 	$(PYTHON) -m benchmarks.sweep_speed $(BENCH_ARGS)
+
+mutants: sssp
+	$(PYTHON) -m benchmarks.mutants $(MUTANT_ARGS)
 
 clean:
 	rm -rf sssp sssp.tmp apsp apsp.tmp build report/out .pytest_cache *.egg-info
