@@ -40,8 +40,10 @@ class Budget:
         self.deadline = self.start + self.limit_s
         self.skipped: list[str] = []
 
-    def section(self, share: float) -> None:
-        self.deadline = self.start + self.limit_s * min(max(share, 0.0), 1.0)
+    def section(self, share: float, reserve_s: float = 0.0) -> None:
+        """Run until ``share`` of the limit, and leave ``reserve_s`` for later tables whose items
+        are never skipped (the baselines): this one gets less when they will need more."""
+        self.deadline = self.start + min(self.limit_s * min(max(share, 0.0), 1.0), self.limit_s - max(reserve_s, 0.0))
 
     def elapsed(self) -> float:
         return self.clock() - self.start

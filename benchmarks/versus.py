@@ -150,6 +150,48 @@ def bench(settings, budget, record, device) -> dict:
     return measured
 
 
+def mandatory_seconds(settings, device_is_gpu: bool = True) -> float:
+    """What the versus table will take whatever the budget: each row's load, scipy and opt
+    (~60 ns per edge on the GPU host), and every baseline not in the cache (by file size)."""
+    from . import baselines, graphs, tools
+
+    cache = baselines.cache_from_env()
+    deltas = DELTAS_QUICK if settings.quick else DELTAS_FULL
+    gpu_name = _gpu_name() if device_is_gpu else ""
+    total = 0.0
+    for spec in graphs.specs(settings.scale):
+        if settings.graphs and spec.key not in settings.graphs:
+            continue
+        m = graphs.meta(settings.scale, spec.key)["m"]
+        total += m * 6e-8 + 0.3 + (settings.opt_repeats + 1) * 0.05
+        wsg = graphs.path(settings.scale, spec.key, settings.gapbs_format)
+        mtx = graphs.path(settings.scale, spec.key, "mtx")
+        gapbs_bin, gunrock_bin = tools.find("gapbs"), tools.find("gunrock")
+        if gapbs_bin is not None:
+            run_settings = {"deltas": list(deltas[spec.key]), "threads": settings.threads, "trials": 5,
+                            "format": settings.gapbs_format}
+            if cache.get(baselines.key("gapbs", gapbs_bin, wsg, gpu_name, run_settings)) is None:
+                each = wsg.stat().st_size / (0.8e9 if settings.gapbs_format == "wsg" else 0.1e9) + 0.3 + m * 5e-9
+                total += each * len(deltas[spec.key])
+        if gunrock_bin is not None and device_is_gpu:
+            run_settings = {"runs": settings.gunrock_runs, "source": 0}
+            if cache.get(baselines.key("Gunrock", gunrock_bin, mtx, gpu_name, run_settings)) is None:
+                total += mtx.stat().st_size / 60e6 + 2.0
+    return total
+
+
+def _gpu_name() -> str:
+    """The GPU's name as the device object gives it, without making a CUDA context here
+    (the wall table's ./sssp processes run before this process holds one)."""
+    import subprocess
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
+                              capture_output=True, text=True, timeout=20)
+        return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def _baseline(cache, name, binary, graph_file, gpu, run_settings, run_tool) -> Baseline:
     """The baseline's time from the cache (marked cached, with its date) or from a fresh run,
     which is then cached; a failed run is not measured, and not cached."""

@@ -116,6 +116,15 @@ def test_budget_skips_what_would_overrun_and_lists_it():
     assert len(budget.skipped) == 1 and budget.skipped[0].startswith("b ")
 
 
+def test_a_reserve_for_later_never_skipped_work_shortens_a_table():
+    now = [0.0]
+    budget = Budget(100, clock=lambda: now[0])
+    budget.section(0.6, reserve_s=70)  # the baselines after this table need 70 s: it gets 30
+    assert budget.left() == 30
+    budget.section(0.6, reserve_s=10)  # cached baselines: the share decides
+    assert budget.left() == 60
+
+
 def test_goal_text():
     assert goal_text(0.8, 1.0, "s").startswith("met")
     assert goal_text(2.5, 1.0, "s").startswith("missed by 2.50x")
@@ -139,7 +148,7 @@ def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     for title in ("./sssp end to end on the road stand-in", "opt incore against gapbs, Gunrock and scipy",
                   "opt outcore against incore", "Loading ./sssp's input", "bmf per configuration",
-                  "bmf / segscan / tpe"):
+                  "bmf / segscan / tpe", "fw-blocked as ./apsp runs it"):
         assert title in out
     assert "Gunrock: no GPU here" in out
     # no Gunrock time: its goal is unknown, never met; gapbs ran fresh and was cached
