@@ -1,22 +1,28 @@
 """Isolation of every program run and build: who it runs as, what it sees, what it may use,
 and that nothing of it outlives the run.
 
+- **the jail**: a run or build that switches user (grade's always; a sweep's `--program` when
+  it can) happens in a bubblewrap jail (bwrap.py: its own namespaces, an empty read-only root
+  with /usr, its program and input read-only, its folder, /tmp and /dev/shm on one capped
+  tmpfs) as a uid leased for that jail alone (uids.py). `jail=False` is `grade --unsafe`: what
+  follows, without the jail.
 - **user**: when the grader is root, a dedicated unprivileged uid/gid (64123 + a slot, no
   /etc/passwd entry needed, so nothing on the machine is changed) that owns nothing but the
   run's own folder: the references, results and caches (root's, folders 0700) are out of its
-  reach, and the inputs and the built program are root's and read-only to it. Each grader
-  or worker process claims its own slot, so concurrent runs never share a uid.
+  reach, and the inputs and the built program are root's and read-only to it. Outside a jail,
+  each grader or worker process claims its own slot (machine-wide) for its whole life.
 - **environment**: scrubbed (PATH, HOME and TMPDIR in the run's folder, LANG/LC_ALL C.UTF-8,
   CUDA_VISIBLE_DEVICES/NVIDIA_VISIBLE_DEVICES and the names in ``pass_env`` passed through).
 - **network**: a new, empty network namespace (only an unconnected loopback).
 - **limits**: RLIMIT_FSIZE (one file), NPROC, NOFILE, CPU, CORE=0; memory by a cgroup limit
   (an address-space limit breaks CUDA, which reserves tens of GiB of address space: RLIMIT_AS
   is only set when ``address_space_gb`` asks, and never below 16 GiB); total temporary space by
-  a size-limited tmpfs mounted on the run's folder.
+  a size-limited tmpfs (the jail's, or one mounted on the run's folder).
 - **every descendant killed** after every run, normal exit included: the process group, the
-  run's cgroup (a `setsid` grandchild too) and, without cgroups, every process of the uid;
-  PR_SET_PDEATHSIG kills the program if the grader dies, and `cleanup_stale` removes what a
-  killed grader left (groups, mounts, folders) when the next one starts.
+  run's cgroup (a `setsid` grandchild too) and, without cgroups, every process of the uid (in a
+  jail, its pid namespace dies with the program too); PR_SET_PDEATHSIG kills the program (or
+  bwrap, and with it the jail) if the grader dies, and `cleanup_stale` removes what a killed
+  grader left (groups, mounts, folders) when the next one starts.
 
 What took effect is returned per run (`protections`) and goes into the run record.
 """

@@ -65,8 +65,9 @@ def is_project_template(template: str) -> bool:
 def sandbox_for(sweep) -> Sandbox:
     """The settings a sweep's runs get: its own `sandbox` if it has one; this checkout's
     ./sssp (trusted: its identity is a commit) as the grader's user with the grader's
-    environment (its caches live under HOME); any other program as the sandbox user when it
-    can reach the program, else as the grader's user (recorded in every row)."""
+    environment (its caches live under HOME), outside the jail; any other program in a jail
+    (grader.jail.bwrap) when the machine can make one and the jail's uid can reach the
+    program, else outside it as the grader's user (recorded in every row, said by `sweep`)."""
     chosen = getattr(sweep, "sandbox", None)
     if chosen is not None:
         return chosen
