@@ -4,6 +4,7 @@ plan of which tool runs which method's smallest failing graph, -lineinfo added t
 and the budget/refusal rules."""
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -118,7 +119,7 @@ def test_add_lineinfo_after_every_nvcc(tmp_path):
 def test_budget_and_refusal_skip_the_rest():
     targets = diagnosis.plan("s", [row("1", "tpe", "g", "wrong", 5)], shared=True)   # 4 tools
 
-    def refusing(target):
+    def refusing(target, left_s):
         future = Future()
         future.set_result({"status": "refused", "detail": "Device not supported", "seconds": 0.1,
                            "findings": [], "total": None})
@@ -127,8 +128,27 @@ def test_budget_and_refusal_skip_the_rest():
     out = list(diagnosis.run_budgeted(refusing, targets, budget_s=60, jobs=1))
     assert out[0][1]["status"] == "refused"
     assert all(result is None and "refused" in why for _, result, why in out[1:]) and len(out) == 4
-    nothing = list(diagnosis.run_budgeted(refusing, targets, budget_s=0, jobs=2))
+    nothing = list(diagnosis.run_budgeted(refusing, targets, budget_s=0.1, jobs=2))
     assert all(result is None and "budget" in why for _, result, why in nothing)
+    given = []
+
+    def slow(target, left_s):   # each run takes 0.3 s and is handed what is left of the budget
+        given.append(left_s)
+        time.sleep(0.3)
+        return _done({"status": "ran", "detail": "", "seconds": 0.3,
+                                                             "findings": [], "total": 0})
+
+    out = list(diagnosis.run_budgeted(slow, targets, budget_s=1.5, jobs=1, least_s=0.7))
+    ran = [t for t, result, _ in out if result is not None]
+    assert 1 <= len(ran) <= 3 and len(out) == 4 and all(0.7 <= left <= 1.5 for left in given)
+    assert all("budget" in why for _, result, why in out if result is None)
+    assert given == sorted(given, reverse=True)
+
+
+def _done(result: dict) -> Future:
+    future = Future()
+    future.set_result(result)
+    return future
 
 
 def test_shared_memory_is_found_in_cuda_sources(tmp_path):

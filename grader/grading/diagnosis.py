@@ -180,7 +180,7 @@ def sanitize(sanitizer: str, tool: str, template: str, cell, input_path: Path, p
         if result.launch_error:
             return text, result.wall_s, "error", result.launch_error
         if result.timed_out:
-            return text, result.wall_s, "timeout", f"stopped after {timeout_s:g} s"
+            return text, result.wall_s, "timeout", f"stopped after {timeout_s:.1f} s (the run's timeout or what was left of the budget)"
         return text, result.wall_s, "ran", f"exit code {result.exit_code}" + (
             f"; stderr: {result.stderr_tail.strip()[-300:]}" if result.stderr_tail.strip() else "")
 
@@ -202,8 +202,9 @@ def run_target(job: dict) -> dict:
             "findings": [f.as_dict() for f in report.findings], "total": report.total, "wall_s": wall}
 
 
-def run_budgeted(submit, targets: list[Target], budget_s: float, jobs: int):
-    """Run targets (submit(target) -> future) at most `jobs` at a time while the budget lasts;
+def run_budgeted(submit, targets: list[Target], budget_s: float, jobs: int, least_s: float = 0.25):
+    """Run targets (submit(target, seconds left) -> future) at most `jobs` at a time while the
+    budget lasts (a run is given at most what is left, and none starts with less than least_s);
     yields (target, result dict or None, why skipped). A refusal stops the rest: the GPU says no."""
     began = time.monotonic()
     pending, queue, refused = {}, list(targets), ""
@@ -212,10 +213,10 @@ def run_budgeted(submit, targets: list[Target], budget_s: float, jobs: int):
             target = queue.pop(0)
             if refused:
                 yield target, None, f"compute-sanitizer refused on this machine: {refused}"
-            elif time.monotonic() - began >= budget_s:
+            elif (left := budget_s - (time.monotonic() - began)) < least_s:
                 yield target, None, f"time budget spent ({BUDGET_SHARE:.0%} of grading: {budget_s:.1f} s)"
             else:
-                pending[submit(target)] = target
+                pending[submit(target, left)] = target
         if not pending:
             continue
         done, _ = wait(pending, timeout=max(1.0, budget_s), return_when=FIRST_COMPLETED)
@@ -305,6 +306,9 @@ def diagnose_student(student: str, folder: Path, tree: Path, area: Path, program
         else:
             _run(result, targets, program, cells, graphs, grading, session, submit, jobs,
                  budget_s - (time.monotonic() - began))
+    order = lambda item: (item["method"], item["tool"], item.get("graph", ""))  # noqa: E731  (runs end in any order)
+    for key in ("tool_runs", "findings", "skipped"):
+        result[key].sort(key=order)
     result["seconds"] = round(time.monotonic() - began, 2)
     result["complete"] = not any("budget" in s["why"] for s in result["skipped"])
     path.write_text(json.dumps(result, indent=2, default=str) + "\n")
@@ -316,18 +320,18 @@ def _run(result, targets, program, cells, graphs, grading, session, submit, jobs
     sandbox = sandbox_for_sanitizer(grading.sandbox, session.sanitizer)
     matrix = grading.matrix
 
-    def job_for(target: Target) -> dict:
+    def job_for(target: Target, left_s: float) -> dict:
         cell = by_id[target.run_id]
         return {"sanitizer": session.sanitizer, "tool": target.tool, "template": matrix.command, "cell": cell,
                 "input": graphs[cell.graph].ordered[cell.ordering], "program": program,
-                "config_dir": matrix.config_dir, "timeout_s": matrix.timeout_s, "sandbox": sandbox}
+                "config_dir": matrix.config_dir, "timeout_s": min(matrix.timeout_s, left_s), "sandbox": sandbox}
 
     runnable = [t for t in targets if t.run_id in by_id and by_id[t.run_id].graph in graphs]
     for target in targets:
         if target not in runnable:
             result["skipped"].append(_skipped(target, "its graph is not available in this session"))
     submit = submit or inline_submit(run_target)
-    for target, outcome, why in run_budgeted(lambda t: submit(job_for(t)), runnable, budget_s, jobs):
+    for target, outcome, why in run_budgeted(lambda t, left: submit(job_for(t, left)), runnable, budget_s, jobs):
         if outcome is None:
             result["skipped"].append(_skipped(target, why))
             continue
