@@ -7,7 +7,8 @@ Parsing is the slowest thing the grader does per run, so there are three layers:
 2. a fast path through numpy's C ``loadtxt`` (files whose lines all have the same
    number of columns: every SNAP and DIMACS file);
 3. a careful line-by-line path, taken only when the fast path refuses a file: it
-   accepts mixed 2/3-column files and otherwise finds the exact line that is wrong.
+   accepts mixed 2/3-column files and otherwise finds the exact line that is wrong (a
+   line of more than three columns is an error naming it).
 
 Validation (ranges, negative weights) is vectorised and runs on every uncached load.
 Every byte read passes a line-length guard (no line over 1 MB, named by number), so an
@@ -229,12 +230,13 @@ def _parse_snap(source: _Source) -> Graph:
     if columns is None:
         raise InputError(path, "no edges: the file has no data lines")
     table = None
-    if columns >= 2:
-        usecols = (0, 1, 2) if columns >= 3 else (0, 1)
+    if columns in (2, 3):
+        # Every column is read (no usecols): loadtxt would drop a fourth column silently, and
+        # a line of another width must fall to the careful path, which names it.
         with source.open_text() as stream, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                table = np.loadtxt(stream, dtype=np.int64, comments="#", usecols=usecols, ndmin=2)
+                table = np.loadtxt(stream, dtype=np.int64, comments="#", ndmin=2)
             except ValueError:
                 table = None  # the careful path says exactly what is wrong
     if table is None:
@@ -316,7 +318,9 @@ def _careful_snap(source: _Source):
             return None
         if len(tokens) < 2:
             raise InputError(source.path, f"an edge needs two vertex ids, found {len(tokens)} token", number)
-        return tokens[:3]
+        if len(tokens) > 3:
+            raise InputError(source.path, f"an edge is 'src dst [weight]': found {len(tokens)} columns", number)
+        return tokens
     return _careful(source, edge)
 
 

@@ -27,8 +27,19 @@ def test_snap_text_with_comments_blanks_tabs_crlf(tmp_path):
 
 def test_missing_weight_is_one_and_columns_may_mix(tmp_path):
     assert load_graph(write(tmp_path, "0 1\n1 2\n")).w.tolist() == [1, 1]
-    g = load_graph(write(tmp_path, "0 1 5\n1 2\n2 3 9 77\n", "mixed.txt"))
+    g = load_graph(write(tmp_path, "0 1 5\n1 2\n2 3 9\n", "mixed.txt"))
     assert (g.w.tolist(), g.n) == ([5, 1, 9], 4)
+
+
+@pytest.mark.parametrize("text,line", [("0 1 5\n1 2\n2 3 9 77\n", 3), ("0 1 5\n1 2 3 4\n", 2),
+                                       ("0 1\n1 2 3 4\n", 2), ("# c\n0 1 2 3\n1 2 3 4\n", 2)])
+def test_a_line_of_more_than_three_columns_is_an_error_naming_it(tmp_path, text, line):
+    """SNAP lines are 'src dst [weight]': a fourth column is not silently dropped, whether the
+    first line has 2, 3 or 4 columns (the fast path must not read it as 3)."""
+    path = write(tmp_path, text)
+    with pytest.raises(InputError, match="found 4 columns") as caught:
+        load_graph(path)
+    assert caught.value.line == line and caught.value.path == str(path)
 
 
 def test_indented_comment_in_a_mixed_file(tmp_path):
