@@ -96,13 +96,6 @@ def test_plan_smallest_failing_graph_and_shared_memory():
                                                              ("bmf", "racecheck", "small")}
 
 
-def test_interleave_gives_every_student_their_first_run_first():
-    per = {"a": diagnosis.plan("a", [row("1", "tpe", "g", "wrong", 5)], False),
-           "b": diagnosis.plan("b", [row("2", "bmf", "g", "crash", 5)], False)}
-    order = diagnosis.interleave(per)
-    assert [(t.student, t.tool) for t in order][:2] == [("a", "memcheck"), ("b", "memcheck")]
-
-
 def test_add_lineinfo_after_every_nvcc(tmp_path):
     (tmp_path / "Makefile").write_text("# nvcc in a comment\nNVCC = /usr/local/cuda/bin/nvcc\n"
                                        "sssp: a.cu\n\tnvcc -O3 -o sssp a.cu\n\t$(NVCC) -c b.cu\n")

@@ -10,9 +10,11 @@ with `-lineinfo` added after every nvcc in its Makefiles (so findings carry file
 graded build when that cannot be made. Each sanitizer run goes through the runner graded runs
 use (grader.jail.runner.run_program), under the run's timeout.
 
-Budget: the whole class's diagnosis may add at most BUDGET_SHARE of the grading's wall time;
-targets go round-robin over students in priority order (memcheck of a failing method first),
-and what did not fit is recorded as skipped, with why. So is everything skipped for want of
+Budget: a student's diagnosis may add at most BUDGET_SHARE of that student's grading time,
+but their most useful tool run (memcheck of a failing method, else racecheck of the
+shared-memory method) always runs (at most FLOOR_S or the run's timeout), so every student
+with a failure gets a diagnosis however small the matrix; targets go in priority order, and
+what did not fit is recorded as skipped, with why. So is everything skipped for want of
 compute-sanitizer, of a GPU, or because the GPU refuses it ("Device not supported" on gVisor).
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ SANITIZER_DIRS = ("/usr/local/cuda/bin", "/usr/local/cuda/compute-sanitizer")
 FAILED = ("wrong", "crash", "timeout")
 _NVCC_WORD = re.compile(r"(?<![\w./-])((?:/[^\s:=;'\"()]*/)?nvcc)(?![\w.-])")
 PRINT_LIMIT = 20
+FLOOR_S = 30.0                    # a student's most useful tool run gets this long even past the budget
 SHARED_METHODS = ("segscan",)     # the spec's shared-memory method: its racecheck comes first among passing ones
 
 
@@ -101,16 +104,6 @@ def plan(student: str, rows: list[dict], shared: bool) -> list[Target]:
             targets.append(Target(student, method, "racecheck", row["run_id"], row["graph"], row.get("status", ""),
                                   "right answers; the sources use __shared__", 2 if method in SHARED_METHODS else 3))
     return sorted(targets, key=lambda t: (t.priority, t.method))
-
-
-def interleave(per_student: dict[str, list[Target]]) -> list[Target]:
-    """One order for the class: by priority, then round-robin over students, so a short budget
-    still gives every student their most useful run."""
-    ranked = []
-    for student, targets in per_student.items():
-        for index, target in enumerate(targets):
-            ranked.append((target.priority, index, student, target))
-    return [t for *_, t in sorted(ranked, key=lambda x: x[:3])]
 
 
 def find_sanitizer(path_env: str | None = None) -> str | None:
@@ -202,18 +195,24 @@ def run_target(job: dict) -> dict:
             "findings": [f.as_dict() for f in report.findings], "total": report.total, "wall_s": wall}
 
 
-def run_budgeted(submit, targets: list[Target], budget_s: float, jobs: int, least_s: float = 0.25):
+def run_budgeted(submit, targets: list[Target], budget_s: float, jobs: int, least_s: float = 0.25,
+                 always_first: int = 0):
     """Run targets (submit(target, seconds left) -> future) at most `jobs` at a time while the
-    budget lasts (a run is given at most what is left, and none starts with less than least_s);
-    yields (target, result dict or None, why skipped). A refusal stops the rest: the GPU says no."""
+    budget lasts (a run is given at most what is left, and none starts with under least_s);
+    yields (target, result dict or None, why skipped). The first `always_first` run whatever the
+    budget, given FLOOR_S at least. A refusal stops the rest: the GPU says no."""
     began = time.monotonic()
-    pending, queue, refused = {}, list(targets), ""
+    pending, queue, refused, started = {}, list(targets), "", 0
     while queue or pending:
         while queue and len(pending) < jobs:
             target = queue.pop(0)
+            left = budget_s - (time.monotonic() - began)
+            if started < always_first:
+                left = max(left, FLOOR_S)
+            started += 1
             if refused:
                 yield target, None, f"compute-sanitizer refused on this machine: {refused}"
-            elif (left := budget_s - (time.monotonic() - began)) < least_s:
+            elif left < least_s:
                 yield target, None, f"time budget spent ({BUDGET_SHARE:.0%} of grading: {budget_s:.1f} s)"
             else:
                 pending[submit(target, left)] = target
@@ -331,7 +330,8 @@ def _run(result, targets, program, cells, graphs, grading, session, submit, jobs
         if target not in runnable:
             result["skipped"].append(_skipped(target, "its graph is not available in this session"))
     submit = submit or inline_submit(run_target)
-    for target, outcome, why in run_budgeted(lambda t, left: submit(job_for(t, left)), runnable, budget_s, jobs):
+    for target, outcome, why in run_budgeted(lambda t, left: submit(job_for(t, left)), runnable, budget_s, jobs,
+                                               always_first=1):
         if outcome is None:
             result["skipped"].append(_skipped(target, why))
             continue
