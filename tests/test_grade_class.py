@@ -118,3 +118,9 @@ def test_a_cuda_class_is_graded_with_findings_page_and_similarity(tmp_path, caps
     assert {pairs[0]["a"], pairs[0]["b"]} == {"ana", "dot"}
     page = (out / "index.html").read_text()
     assert "mark_touched" in page and "block_minimum" in page and 'href="dot/index.html"' in page
+
+
+def test_sample_code_must_be_a_folder(tmp_path, capsys):
+    subs = submission(tmp_path / "subs", "spec_ok")
+    assert grade.run([subs], out=tmp_path / "out", config=config(tmp_path), sample_code=tmp_path / "nope") == 2
+    assert "--sample-code" in capsys.readouterr().err

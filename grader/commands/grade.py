@@ -139,6 +139,10 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
         print(f"grader grade: --jobs {jobs}: must be at least 1, and above 1 only with the local executor", file=err)
         store.close()
         return 2
+    if sample_code is not None and not Path(sample_code).is_dir():
+        print(f"grader grade: --sample-code {sample_code}: not a folder", file=err)
+        store.close()
+        return 2
     classrun = schedule.start(jobs, sanitizer, diagnose, force)
     pool = schedule.open_pool(classrun, run_task) if jobs > 1 else \
         open_pool_or_say(run_task, matrix, executor=executor, workers=workers, scheduler=scheduler,
