@@ -93,6 +93,9 @@ class SharedGpuPool:
         self.workers = jobs
         self._thread = threading.Thread(target=self._dispatch, daemon=True, name="shared-gpu-dispatch")
         self._thread.start()
+        if gpu is not None:
+            self._memory = (time.monotonic(), self._free_mb())
+            threading.Thread(target=self._watch_memory, daemon=True, name="shared-gpu-memory").start()
 
     def describe(self) -> str:
         where = f"GPU {self._gpu}" if self._gpu is not None else "CPU"
@@ -166,11 +169,14 @@ class SharedGpuPool:
     def _memory_ok(self) -> bool:
         if self._gpu is None:
             return sum(self._running.values()) < self._cores
-        when, free = self._memory
-        if time.monotonic() - when > MEMORY_PROBE_TTL_S:
-            free = self._free_mb()
-            self._memory = (time.monotonic(), free)
+        free = self._memory[1]
         return free is None or free >= self._min_free_mb
+
+    def _watch_memory(self) -> None:
+        """Free GPU memory, read every MEMORY_PROBE_TTL_S outside the lock (nvidia-smi takes ~0.1 s)."""
+        while not self._closed:
+            self._memory = (time.monotonic(), self._free_mb())
+            time.sleep(MEMORY_PROBE_TTL_S)
 
     def _dispatch(self) -> None:
         while True:
