@@ -63,7 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or any(token.lstrip("-") in ("h", "help") for token in argv):
         print(USAGE, file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
-    return run_cli("apsp", lambda: _execute(*parse(argv)), usage=USAGE, subject=lambda: parse(argv)[0])
+
+    def parse_and_execute() -> int:
+        from sssp_common.files import temporaries_removed_on_signals
+
+        parsed = parse(argv)
+        with temporaries_removed_on_signals("apsp"):   # an n x n output is long to write
+            return _execute(*parsed)
+
+    return run_cli("apsp", parse_and_execute, usage=USAGE, subject=lambda: parse(argv)[0])
 
 
 def _execute(source: str, output: str, method: str) -> int:
