@@ -124,3 +124,17 @@ def test_sample_code_must_be_a_folder(tmp_path, capsys):
     subs = submission(tmp_path / "subs", "spec_ok")
     assert grade.run([subs], out=tmp_path / "out", config=config(tmp_path), sample_code=tmp_path / "nope") == 2
     assert "--sample-code" in capsys.readouterr().err
+
+
+@needs_cc
+def test_a_late_student_is_compared_with_the_whole_class(tmp_path):
+    subs = tmp_path / "subs"
+    for name in ("spec_ok", "wrong_one"):
+        submission(subs, name)
+    out = tmp_path / "out"
+    cfg = config(tmp_path)
+    assert grade.run([subs], out=out, config=cfg, quiet=True, diagnose=False) == 0
+    late = submission(tmp_path / "late", "real_formats")
+    assert grade.run([late], out=out, config=cfg, quiet=True, diagnose=False) == 0
+    data = json.loads((out / "similarity.json").read_text())
+    assert data["students"] == ["real_formats", "spec_ok", "wrong_one"] and len(data["pairs"]) == 3

@@ -131,14 +131,44 @@ def diagnose(run: ClassRun, student: str, folder: Path, tree: Path, area: Path, 
                                       builder=run.build, prebuilt=run.lineinfo.pop(str(tree), None))
 
 
+FINGERPRINTS = "fingerprints.json"
+SAMPLE_FINGERPRINTS = "sample_fingerprints.json"
+
+
 def after_class(out: Path, work: Path, students: list[str], sample_code: Path | None, top: int = 30) -> dict:
-    """Similarity of every pair of this session's sources (unpacked under work/<student>/unpacked),
-    written to DIR/similarity.json and returned."""
-    trees = {s: work / s / "unpacked" for s in students if (work / s / "unpacked").is_dir()}
+    """Similarity of every pair of the class's sources, written to DIR/similarity.json and returned.
+
+    This session's sources (unpacked under work/<student>/unpacked) are fingerprinted and the
+    fingerprints kept in DIR/<student>/fingerprints.json, so grading a late student compares
+    them with the whole class; --sample-code's are kept too (DIR/sample_fingerprints.json) and
+    used again when a later session does not name it."""
     began = time.monotonic()
-    pairs = similarity.compare(trees, sample_code=sample_code, top=top) if len(trees) >= 2 else []
-    result = {"students": sorted(trees), "sample_code": str(sample_code) if sample_code else None,
+    for student in students:
+        tree = work / student / "unpacked"
+        if tree.is_dir() and (out / student).is_dir():
+            write_text_atomically(out / student / FINGERPRINTS,
+                                  json.dumps(similarity.to_json(similarity.fingerprint_tree(tree))))
+    if sample_code is not None:
+        write_text_atomically(out / SAMPLE_FINGERPRINTS,
+                              json.dumps(similarity.to_json(similarity.fingerprint_tree(Path(sample_code)))))
+    prints = {}
+    for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+        data = _read_json(folder / FINGERPRINTS)
+        if data is not None and (folder / "results.json").exists():
+            prints[folder.name] = similarity.from_json(data)
+    sample = _read_json(out / SAMPLE_FINGERPRINTS)
+    excluded = similarity.from_json(sample).hashes() if sample else set()
+    pairs = similarity.rank(prints, excluded, top) if len(prints) >= 2 else []
+    result = {"students": sorted(prints), "sample_code": str(sample_code) if sample_code else
+              ("as given to an earlier session" if sample else None),
               "k": similarity.K, "window": similarity.WINDOW, "seconds": round(time.monotonic() - began, 2),
               "pairs": [p.as_dict() for p in pairs]}
     write_text_atomically(out / "similarity.json", json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None

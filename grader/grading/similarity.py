@@ -168,6 +168,15 @@ class Pair:
                 "regions": [r.__dict__ | {"text": r.describe()} for r in self.regions]}
 
 
+def to_json(found: Fingerprints) -> dict:
+    """Fingerprints as JSON (hash keys as hex): kept per student so a later session compares the class."""
+    return {format(h, "016x"): [list(place) for place in places] for h, places in found.where.items()}
+
+
+def from_json(data: dict) -> Fingerprints:
+    return Fingerprints({int(h, 16): [tuple(place) for place in places] for h, places in data.items()})
+
+
 def regions(shared: set[int], a: Fingerprints, b: Fingerprints, gap: int = 3, limit: int = 12) -> tuple[Region, ...]:
     """Matching fingerprints merged into stretches that run on in both files (lines within `gap`),
     largest first."""
