@@ -50,11 +50,27 @@ class Outcome:
     detail: str = ""
 
 
+# where git cannot list the tree (a copy without .git): what .gitignore keeps out, at any
+# depth and at the top
+UNLISTED_ANYWHERE = {".git", "__pycache__", ".pytest_cache", ".mutant-cache"}
+UNLISTED_TOP = {"build", "results", "data", "out", ".device-data", ".cache", ".device-tools"}
+
+
 def tree_files(root: Path) -> list[str]:
     """The working tree as git sees it: tracked and untracked-but-not-ignored files (so the
-    copy has uncommitted edits), plus the generated launchers."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=root, capture_output=True, check=True).stdout.decode().split("\0")
+    copy has uncommitted edits), plus the generated launchers. Without git (or .git), every
+    file outside the ignored folders."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                cwd=root, capture_output=True, check=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        listed = []
+        for path in root.rglob("*"):
+            parts = path.relative_to(root).parts
+            if (parts[0] in UNLISTED_TOP or UNLISTED_ANYWHERE.intersection(parts) or path.suffix == ".pyc"
+                    or any(part.endswith(".egg-info") for part in parts)):
+                continue
+            listed.append("/".join(parts))
     names = [name for name in listed if name and (root / name).is_file()]
     return sorted(set(names) | {name for name in GENERATED if (root / name).is_file()})
 

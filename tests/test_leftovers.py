@@ -5,6 +5,7 @@ TMPDIR after sweeps and a grade. The one thing meant to stay is the shared input
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -21,17 +22,14 @@ from test_sweep import FIGURE1, tiny_graph  # noqa: E402
 from sssp_common.record import read_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-KEPT = ("sssp-grader", "sssp-grader/inputs")
+# the grader's top folder (sssp-grader, or sssp-grader-<uid> when not root) and its inputs
+KEPT = re.compile(r"sssp-grader(-\d+)?(/inputs(/[^/]+)?)?")
 
 
 def leftovers(tmpdir: Path) -> list[str]:
     """What is under tmpdir besides the grader's top folder and its shared inputs."""
-    found = []
-    for entry in sorted(tmpdir.rglob("*")):
-        name = entry.relative_to(tmpdir).as_posix()
-        if name not in KEPT and not name.startswith("sssp-grader/inputs/"):
-            found.append(name)
-    return found
+    names = (entry.relative_to(tmpdir).as_posix() for entry in sorted(tmpdir.rglob("*")))
+    return [name for name in names if not KEPT.fullmatch(name)]
 
 
 def grader(tmp_path: Path, *args) -> tuple[list[str], dict]:

@@ -39,3 +39,16 @@ def test_caught_and_survived_are_told_apart_on_the_cpu():
     assert score(outcomes) == (1, 2)
     assert "score: 1 / 2 caught (50 %); 1 stale (not judged)" in table(outcomes)
     assert (ROOT / by_name["cpu-timer-seconds"].file).read_text().count(by_name["cpu-timer-seconds"].old) == 1
+
+
+def test_without_git_the_copy_lists_the_same_files(monkeypatch):
+    """The GPU machine's copy of the tree may have no .git: the walk keeps what git keeps."""
+    from benchmarks import mutants
+
+    with_git = mutants.tree_files(ROOT)
+
+    def no_git(*args, **kwargs):
+        raise OSError("git: not here")
+
+    monkeypatch.setattr(mutants.subprocess, "run", no_git)
+    assert mutants.tree_files(ROOT) == with_git
