@@ -50,10 +50,30 @@ class Outcome:
     detail: str = ""
 
 
-# where git cannot list the tree (a copy without .git): what .gitignore keeps out, at any
-# depth and at the top
-UNLISTED_ANYWHERE = {".git", "__pycache__", ".pytest_cache", ".mutant-cache"}
-UNLISTED_TOP = {"build", "results", "data", "out", ".device-data", ".cache", ".device-tools"}
+def ignored_by(root: Path):
+    """A test for relative paths from the simple forms .gitignore uses here: ``/name`` or
+    ``a/b/`` (from the top), ``name/`` (a folder anywhere), ``*.ext`` (a file or folder
+    suffix). Used only where git itself cannot list the tree."""
+    top, anywhere, suffixes = {(".git",), (".mutant-cache",)}, set(), set()
+    try:
+        lines = (root / ".gitignore").read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in (raw.strip() for raw in lines):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("*."):
+            suffixes.add(line[1:].rstrip("/"))
+        elif line.startswith("/") or "/" in line.rstrip("/"):
+            top.add(tuple(line.strip("/").split("/")))
+        else:
+            anywhere.add(line.rstrip("/"))
+
+    def ignored(parts: tuple[str, ...]) -> bool:
+        return (any(parts[:len(prefix)] == prefix for prefix in top) or bool(anywhere.intersection(parts))
+                or any(part.endswith(suffix) for part in parts for suffix in suffixes))
+
+    return ignored
 
 
 def tree_files(root: Path) -> list[str]:
@@ -64,13 +84,9 @@ def tree_files(root: Path) -> list[str]:
         listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                                 cwd=root, capture_output=True, check=True).stdout.decode().split("\0")
     except (OSError, subprocess.CalledProcessError):
-        listed = []
-        for path in root.rglob("*"):
-            parts = path.relative_to(root).parts
-            if (parts[0] in UNLISTED_TOP or UNLISTED_ANYWHERE.intersection(parts) or path.suffix == ".pyc"
-                    or any(part.endswith(".egg-info") for part in parts)):
-                continue
-            listed.append("/".join(parts))
+        ignored = ignored_by(root)
+        listed = ["/".join(parts) for parts in (path.relative_to(root).parts for path in root.rglob("*"))
+                  if not ignored(parts)]
     names = [name for name in listed if name and (root / name).is_file()]
     return sorted(set(names) | {name for name in GENERATED if (root / name).is_file()})
 
