@@ -9,7 +9,7 @@ shared fingerprint, and since a fingerprint set has no order, moving functions a
 loses the few k-grams that straddle a function's edge.
 
 Fingerprints found in the course's sample code (--sample-code) are dropped, and so are those
-more than half the class shares (at least three students): that is the assignment's own
+more than half the class shares (at least four students): that is the assignment's own
 skeleton, not copying. A pair's score is the Jaccard index of the two remaining sets; each
 side's containment (the share of its fingerprints found in the other) is reported too.
 
@@ -29,6 +29,7 @@ SOURCE_SUFFIXES = (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hp
 MAX_FILE_BYTES = 1 << 20          # a generated or vendored giant is not the student's code
 MAX_FILES = 400
 K = 12                            # tokens per k-gram
+CROWD_MIN = 4                     # skeleton: shared by more than half the class and by at least this many
 WINDOW = 8                        # hashes per winnowing window: shared runs of >= 19 tokens always show
 
 # Words that keep their identity: changing them changes the program's meaning.
@@ -207,7 +208,7 @@ def rank(prints: dict[str, Fingerprints], excluded: set[int] = frozenset(), top:
     for found in prints.values():
         for h in found.where:
             counts[h] = counts.get(h, 0) + 1
-    crowd = max(3, int(common_share * len(prints)) + 1)
+    crowd = max(CROWD_MIN, int(common_share * len(prints)) + 1)
     skeleton = {h for h, n in counts.items() if n >= crowd} | set(excluded)
     kept = {name: found.hashes() - skeleton for name, found in prints.items()}
     pairs = []
