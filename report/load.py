@@ -59,6 +59,9 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
     frame["variant"] = [variant_label(m, s) for m, s in zip(frame["method"], frame["sync"])]
     frame["config"] = [config_label(b, c) for b, c in zip(frame["bsize"], frame["bcount"])]
     frame["program_key"] = [pid or label for pid, label in zip(frame["program_id"], frame["program"])]
+    if "ran_alone" in frame.columns:   # grade --jobs: a run that shared the GPU has no time to report
+        shared = frame["ran_alone"].map(lambda v: v is False)
+        frame.loc[shared, list(FLOAT_COLUMNS)] = float("nan")
     frame["warmup"] = (frame["rep"].fillna(0) < 0).astype(bool)
     frame["cpu"] = frame["device"] == CPU_DEVICE
     return frame

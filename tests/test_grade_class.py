@@ -138,3 +138,14 @@ def test_a_late_student_is_compared_with_the_whole_class(tmp_path):
     assert grade.run([late], out=out, config=cfg, quiet=True, diagnose=False) == 0
     data = json.loads((out / "similarity.json").read_text())
     assert data["students"] == ["real_formats", "spec_ok", "wrong_one"] and len(data["pairs"]) == 3
+
+
+def test_the_report_takes_no_time_from_a_run_that_shared_the_gpu():
+    from report.load import to_frame
+    base = {"graph": "g", "method": "bmf", "sync": "outcore", "bsize": 256, "bcount": 8, "rep": 0, "status": "ok",
+            "computation_ms": 1.5, "filtering_ms": 0.0, "wall_s": 0.4}
+    frame = to_frame([{**base, "run_id": "a", "ran_alone": True}, {**base, "run_id": "b", "ran_alone": False},
+                      {**base, "run_id": "c"}])
+    times = dict(zip(frame["run_id"], frame["computation_ms"]))
+    assert times["a"] == 1.5 and times["c"] == 1.5 and times["b"] != times["b"]   # NaN: not reported
+    assert list(frame["status"]) == ["ok", "ok", "ok"]                            # its answers still count
