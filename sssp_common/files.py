@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import shutil
 import signal
 import stat
 import threading
@@ -42,13 +43,39 @@ INTERRUPTING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 def remove_temporaries() -> None:
-    """Delete every temporary file atomic_writer has open (the targets stay as they were)."""
+    """Delete every temporary file atomic_writer has open, and every temporary folder
+    made by temporary_folder (the targets stay as they were)."""
     for temporary in list(_LIVE_TEMPORARIES):
         try:
-            os.unlink(temporary)
+            if os.path.isdir(temporary) and not os.path.islink(temporary):
+                shutil.rmtree(temporary, ignore_errors=True)
+            else:
+                os.unlink(temporary)
         except OSError:
             pass
         _LIVE_TEMPORARIES.discard(temporary)
+
+
+def temporary_folder(parent: Path, prefix: str) -> Path:
+    """A new folder ``<prefix><8 random hex>`` in parent, registered (before it exists) for
+    the signal handler to remove; :func:`forget_temporary` once it is renamed or removed."""
+    for _ in range(100):
+        folder = os.path.join(parent, f"{prefix}{secrets.token_hex(4)}")
+        _LIVE_TEMPORARIES.add(folder)
+        try:
+            os.mkdir(folder, 0o700)
+            return Path(folder)
+        except FileExistsError:
+            _LIVE_TEMPORARIES.discard(folder)
+        except BaseException:
+            _LIVE_TEMPORARIES.discard(folder)
+            raise
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
+
+
+def forget_temporary(path) -> None:
+    """It was renamed into place or removed: a signal handler must no longer touch it."""
+    _LIVE_TEMPORARIES.discard(str(path))
 
 
 @contextmanager

@@ -26,7 +26,6 @@ import re
 import shutil
 import sys
 import stat as stat_module
-import tempfile
 import warnings
 import zlib
 from pathlib import Path
@@ -35,7 +34,7 @@ import numpy as np
 
 from .errors import InputError
 from .digest import file_identity
-from .files import cache_dir
+from .files import cache_dir, forget_temporary, temporary_folder
 from .graph import Graph
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -449,16 +448,20 @@ def _write_cache(entry: Path, graph: Graph) -> None:
     staging = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".tmp-"))
+        # registered with the writer's signal handler: an interrupted first load of a big
+        # graph must not leave hundreds of MB of half-written arrays in the cache
+        staging = temporary_folder(entry.parent, ".tmp-")
         arrays = [getattr(graph, name) for name in _ARRAYS]
         for name, array in zip(_ARRAYS, arrays):
             np.save(staging / f"{name}.npy", array)
         meta = {"n": graph.n, "m": graph.m, "checksum": _checksum(graph.n, arrays)}
         (staging / "meta.json").write_text(json.dumps(meta))
         os.replace(staging, entry)
+        forget_temporary(staging)
         staging = None
     except OSError:
         pass
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+            forget_temporary(staging)

@@ -221,3 +221,24 @@ def test_another_users_writable_file_keeps_its_owner(tmp_path):
     assert target.read_text() == "new\n"
     assert (target.stat().st_uid, stat.S_IMODE(target.stat().st_mode)) == (0, 0o666)
     assert sorted(p.name for p in folder.iterdir()) == ["open.txt"]
+
+
+def test_a_signal_while_caching_the_graph_leaves_no_staging_folder(tmp_path):
+    """The first load of a graph writes its binary cache through a staging folder: a SIGTERM
+    then removes that folder too (the graph is loaded again next time)."""
+    graph, cache = tmp_path / "g.txt", tmp_path / "cache"
+    graph.write_bytes(b"0 1\n1 2\n" * 1_500_000)
+    env = dict(os.environ, SSSP_DEVICE="cpu", SSSP_CACHE_DIR=str(cache))
+    process = subprocess.Popen([sys.executable, str(ROOT / "sssp.py"), "-input", str(graph), "-bsize", "256",
+                                "-bcount", "8", "-output", str(tmp_path / "out.txt"), "bmf", "-sync", "outcore"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list((cache / "graphs").glob(".tmp-*")) if (cache / "graphs").is_dir() else True:
+        assert process.poll() is None, f"finished before it wrote its cache: {process.stderr.read()}"
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert list((cache / "graphs").glob(".tmp-*")) == []
+    assert not (tmp_path / "out.txt").exists()
