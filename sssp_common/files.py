@@ -133,7 +133,8 @@ def atomic_writer(path, mode: str = "w", *, encoding: str | None = None):
       written in place, never replaced;
     - an existing file the user may not write is refused (PermissionError), as ``open()``
       refuses it; one the user may write but whose owner or group the temporary cannot
-      take (another user's file) is written in place, as ``open()`` would;
+      take (another user's file), or that sits in a folder the user may not write, is
+      written in place, as ``open()`` would;
     - an exception inside the block, or a signal that temporaries_removed_on_signals
       handles, leaves the old file (or nothing) and no temporary file.
     """
@@ -155,7 +156,15 @@ def atomic_writer(path, mode: str = "w", *, encoding: str | None = None):
     folder = target.parent if str(target.parent) else Path(".")
     stem = target.name[: max(1, os.pathconf(folder, "PC_NAME_MAX") - _TEMP_EXTRA)] \
         if _has_pathconf(folder) else target.name[:200]
-    fd, temporary = _create_temporary(folder, stem)
+    try:
+        fd, temporary = _create_temporary(folder, stem)
+    except PermissionError:
+        if existing is None:
+            raise
+        # a file you may write in a folder you may not: open() writes it, so do we, in place
+        with open(target, mode, encoding=encoding) as stream:
+            yield stream
+        return
     try:
         if existing is not None and not _keeps_owner(fd, existing):
             os.close(fd)

@@ -242,3 +242,16 @@ def test_a_signal_while_caching_the_graph_leaves_no_staging_folder(tmp_path):
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert list((cache / "graphs").glob(".tmp-*")) == []
     assert not (tmp_path / "out.txt").exists()
+
+
+@needs_root
+def test_a_writable_file_in_a_folder_the_user_may_not_write_is_written_in_place(tmp_path):
+    folder = tmp_path / "closed"
+    folder.mkdir()
+    os.chmod(folder, 0o755)   # root's: no temporary file can be made beside the target
+    target = folder / "open.txt"
+    target.write_text("old\n")
+    os.chmod(target, 0o666)
+    assert run_as_nobody(folder, lambda: write_text_atomically("open.txt", "new\n") or 0) == 0
+    assert target.read_text() == "new\n" and target.stat().st_uid == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["open.txt"]
