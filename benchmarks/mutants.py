@@ -8,7 +8,8 @@ runs against it, and the table says which were caught; the score is the share ca
     python3 -m benchmarks.mutants --mutants more.json   # mutants kept elsewhere, same fields
 
 First the unmutated tree runs every selection the mutants use: a selection that fails
-there would make every mutant look caught, so the harness stops. A mutant is *caught* when
+there would make its mutants look caught, so they are not judged ("baseline fails", with
+what pytest said); the others still are. A mutant is *caught* when
 pytest fails (exit 1) or cannot even collect (exit 2, e.g. a kernel that no longer
 compiles is a failing test, not this), *survived* when it passes, *timeout* when it runs
 past 150 s or the budget (counted as caught: the suite did not pass), *stale* when its
@@ -45,7 +46,7 @@ COUNTED = ("caught", "timeout", "survived")
 @dataclass
 class Outcome:
     mutant: Mutant
-    verdict: str          # caught | survived | timeout | stale | not run
+    verdict: str          # caught | survived | timeout | stale | error | not run | baseline fails
     seconds: float = 0.0
     detail: str = ""
 
@@ -144,18 +145,19 @@ def run_selection(tree: Path, selection: tuple[str, ...], cpu: bool, timeout_s: 
 
 
 def baseline(base: Path, scratch: Path, selections: list[tuple[str, ...]], cpu: bool, jobs: int,
-             timeout_s: float) -> list[str]:
-    """Every selection on the unmutated tree; the problems (a selection that does not pass)."""
+             timeout_s: float) -> dict[tuple[str, ...], str]:
+    """Every selection on the unmutated tree: {selection that does not pass: what pytest said}."""
     def one(index_selection):
         index, selection = index_selection
         tree = planted(base, scratch / f"baseline-{index}", None)
         verdict, seconds, tail = run_selection(tree, selection, cpu, timeout_s)
+        shutil.rmtree(tree, ignore_errors=True)
         print(f"baseline {' '.join(selection)}: {'passes' if verdict == 'survived' else verdict} "
-              f"({seconds:.0f} s)", flush=True)
-        return "" if verdict == "survived" else f"{' '.join(selection)}: {verdict}\n{tail}"
+              f"({seconds:.0f} s)" + ("" if verdict == "survived" else f"\n{tail}"), flush=True)
+        return selection, ("" if verdict == "survived" else f"{verdict}: {tail}")
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return [problem for problem in pool.map(one, enumerate(selections)) if problem]
+        return {selection: problem for selection, problem in pool.map(one, enumerate(selections)) if problem}
 
 
 def run_mutants(mutants: list[Mutant], cpu: bool = False, jobs: int = 4, budget_s: float = 300.0,
@@ -163,16 +165,16 @@ def run_mutants(mutants: list[Mutant], cpu: bool = False, jobs: int = 4, budget_
     with tempfile.TemporaryDirectory(prefix="sssp-mutants-") as scratch_name:
         scratch = Path(scratch_name)
         base = copy_tree(root, scratch / "base")
-        if check_baseline:
-            selections = sorted({m.tests for m in mutants})
-            problems = baseline(base, scratch, selections, cpu, jobs, per_mutant_s)
-            if problems:
-                raise SystemExit("mutants: the unmutated tree fails a selection, so no mutant can be judged:\n"
-                                 + "\n".join(problems))
+        # a selection the unmutated tree fails would make its mutants look caught: they are
+        # not judged (verdict "baseline fails"), the others still are
+        failing = baseline(base, scratch, sorted({m.tests for m in mutants}), cpu, jobs, per_mutant_s) \
+            if check_baseline else {}
         deadline = time.monotonic() + budget_s   # the baseline is not counted
 
         def one(index_mutant) -> Outcome:
             index, mutant = index_mutant
+            if mutant.tests in failing:
+                return Outcome(mutant, "baseline fails", detail=failing[mutant.tests])
             left = deadline - time.monotonic()
             if left <= 0:
                 return Outcome(mutant, "not run", detail="over the budget")
@@ -203,7 +205,7 @@ def table(outcomes: list[Outcome]) -> str:
                      f"{o.mutant.description}")
     caught, judged = score(outcomes)
     share = f"{100 * caught / judged:.0f} %" if judged else "n/a"
-    others = {v: sum(o.verdict == v for o in outcomes) for v in ("stale", "error", "not run")}
+    others = {v: sum(o.verdict == v for o in outcomes) for v in ("stale", "error", "not run", "baseline fails")}
     extra = ", ".join(f"{n} {v}" for v, n in others.items() if n)
     lines.append(f"score: {caught} / {judged} caught ({share})" + (f"; {extra} (not judged)" if extra else ""))
     return "\n".join(lines)

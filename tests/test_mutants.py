@@ -52,3 +52,10 @@ def test_without_git_the_copy_lists_the_same_files(monkeypatch):
 
     monkeypatch.setattr(mutants.subprocess, "run", no_git)
     assert mutants.tree_files(ROOT) == with_git
+
+
+def test_a_selection_the_unmutated_tree_fails_judges_none_of_its_mutants():
+    by_name = {m.name: m for m in CPU_MUTANTS}
+    failing = ("tests/test_gpu_semantics.py", "-k", "cpu_timer", "--no-such-option")
+    outcomes = run_mutants([replace(by_name["cpu-timer-seconds"], tests=failing)], cpu=True, jobs=1, budget_s=60)
+    assert [o.verdict for o in outcomes] == ["baseline fails"] and score(outcomes) == (0, 0)
