@@ -323,3 +323,44 @@ def _processes_of(uid: int) -> list[int]:
         if line and int(line.split()[1]) == uid and _alive(pid):
             found.append(pid)
     return found
+
+
+def test_sweep_says_when_its_program_runs_outside_the_jail(tmp_path):
+    """`sweep --program`: a program the jail's uid can reach runs jailed, silently; one in a folder
+    only root may enter runs outside the jail, and the sweep says so once on the console and in
+    every row."""
+    from grader.commands import sweep
+    figure1 = ROOT / "tests" / "data" / "figure1.txt"
+    reachable = Path(tempfile.mkdtemp(prefix="jail-sweep-"))      # /tmp/...: every folder on the way passable
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    try:
+        reachable.chmod(0o755)
+        for folder in (reachable, private):
+            (folder / "prog.sh").write_text("#!/bin/sh\nexit 3\n")
+            (folder / "prog.sh").chmod(0o755)
+        said = {}
+        for name, folder in (("reachable", reachable), ("private", private)):
+            config = tmp_path / f"{name}.toml"
+            config.write_text(f"""
+graphs = [{json.dumps(str(figure1))}]
+configs = [[256, 8]]
+orderings = ["given"]
+timeout_s = 5
+[program]
+label = "{name}"
+command = "{folder}/prog.sh {{input}} {{output}}"
+[methods.bmf]
+syncs = ["outcore"]
+""")
+            err = io.StringIO()
+            assert sweep.run(config=config, results=tmp_path / f"{name}.jsonl", quiet=True, err=err, out=io.StringIO(),
+                             shrink=False) == 1
+            said[name] = (err.getvalue(), [json.loads(line) for line in (tmp_path / f"{name}.jsonl").read_text().splitlines()])
+    finally:
+        shutil.rmtree(reachable, ignore_errors=True)
+    text, rows = said["reachable"]
+    assert "outside the jail" not in text and all(r["protections"]["jail"] for r in rows)
+    text, rows = said["private"]
+    assert text.count("the program runs outside the jail") == 1 and "cannot reach" in text
+    assert rows and all("cannot reach" in r["protections"]["not_in_force"]["jail"] for r in rows)
