@@ -149,3 +149,14 @@ def test_shared_memory_is_found_in_cuda_sources(tmp_path):
     assert not diagnosis.uses_shared_memory(tmp_path)
     (tmp_path / "b.cuh").write_text("__device__ void f() { __shared__ int s[32]; }\n")
     assert diagnosis.uses_shared_memory(tmp_path)
+
+
+def test_a_session_level_skip_stays_off_the_students_results(tmp_path):
+    class Grading:   # only what diagnose_student reads before it would run anything
+        build = sandbox = matrix = None
+    rows = [row("1", "tpe", "g", "wrong", 5)]
+    found = diagnosis.diagnose_student("s", tmp_path, tmp_path, tmp_path / "area", "p1", rows, [], {}, Grading(),
+                                       None, budget_s=10, session=diagnosis.setup(None, [], enabled=False))
+    assert found["targets"] == 3 and all("--no-diagnosis" in s["why"] for s in found["skipped"])
+    assert diagnosis.results_test(tmp_path, "p1") == []
+    assert (tmp_path / "diagnosis.json").exists()       # the class page still says why nothing ran

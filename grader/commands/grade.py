@@ -196,7 +196,10 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
     gradebook.write_leaderboard(out, gradebook.students_rows(everyone, board_rows))
     manual.record_found(out / manual.FILE, {s: d.get("report_found", "") for s, d in summary.items()},
                         grading.rubric.report)
-    classpage.write(out, rows, similar)
+    page = classpage.write(out, rows, similar)
+    top = similar["pairs"][0] if similar["pairs"] else None
+    print(f"class page: {page}" + (f" (most similar sources: {top['a']} and {top['b']}, {top['score']:.2f})" if top else ""),
+          file=stdout)
     set_access(out, share)
     width = max(len(s) for s in summary)
     for student, data in sorted(summary.items()):

@@ -290,8 +290,9 @@ def diagnose_student(student: str, folder: Path, tree: Path, area: Path, program
     targets = plan(student, rows, uses_shared_memory(tree))
     result = {"program_id": program_id, "complete": True, "budget_s": round(budget_s, 2), "targets": len(targets),
               "tool_runs": [], "findings": [], "skipped": [], "lineinfo": ""}
-    if targets and session.skip:
+    if targets and session.skip:   # the grading machine's doing, not the student's: not on their results
         result["skipped"] = [_skipped(t, session.skip) for t in targets]
+        result["session_skip"] = session.skip
     elif targets:
         try:   # a -lineinfo build started beside the runs (grade --jobs), else one now
             program, result["lineinfo"] = prebuilt.result() if prebuilt is not None else \
@@ -362,7 +363,7 @@ TEST_NAME = "Diagnosis: compute-sanitizer findings (information only: costs no p
 def results_test(folder: Path, program_id: str, visibility: str = "visible") -> list[dict]:
     """The Gradescope test that shows a student's findings (none when nothing was diagnosed)."""
     found = _read(folder / "diagnosis.json")
-    if not found or found.get("program_id") != program_id or not found.get("targets"):
+    if not found or found.get("program_id") != program_id or not found.get("targets") or found.get("session_skip"):
         return []
     lines = []
     for f in found["findings"]:
