@@ -364,3 +364,26 @@ syncs = ["outcore"]
     text, rows = said["private"]
     assert text.count("the program runs outside the jail") == 1 and "cannot reach" in text
     assert rows and all("cannot reach" in r["protections"]["not_in_force"]["jail"] for r in rows)
+
+
+def test_a_jailed_build_writes_only_its_own_copy_and_a_fifo_it_leaves_is_not_copied(tmp_path):
+    """The build's jail: it can write its copy of the sources and nothing of the submission's
+    original tree or the grader's area; a FIFO it leaves behind would hang the copy of the built
+    tree, so it is not copied."""
+    from grader.grading.build import BuildOptions, build
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "Makefile").write_text(
+        "sssp:\n\tprintf '#!/bin/sh\\nexit 0\\n' > sssp; chmod +x sssp; mkfifo pipe\n"
+        f"\ttouch {tree}/escaped {tmp_path}/escaped 2>/dev/null || true\n"
+        "clean:\n\trm -f sssp\n")
+    area = sandbox.session_root() / f"build-test-{os.getpid()}"
+    area.mkdir(mode=0o711)
+    try:
+        result = build(tree, area, BuildOptions(timeout_s=60), JAILED)
+        assert result.built and result.cleaned, result.log
+        assert sorted(os.listdir(result.program.parent)) == ["Makefile", "sssp"]
+        assert result.protections["jail"] and not result.protections["not_in_force"].get("jail")
+    finally:
+        shutil.rmtree(area, ignore_errors=True)
+    assert not (tree / "escaped").exists() and not (tmp_path / "escaped").exists()

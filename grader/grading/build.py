@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -145,7 +146,7 @@ def _build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox, j
             detail = "make sssp did not produce an executable ./sssp" + (f" ({_how(code, options.timeout_s)})" if code else "")
             return BuildResult(False, None, None, "\n".join(logs), detail, changes, time.monotonic() - began, protections)
         keep = area / f"program-{secrets.token_hex(8)}"   # unguessable, and outside every other jail
-        shutil.copytree(src, keep, symlinks=True)
+        shutil.copytree(src, keep, symlinks=True, ignore=_special_files)   # what the build made: a FIFO would hang the copy
         _chown_tree(keep, 0 if sb.is_root() else os.geteuid(), 0 if sb.is_root() else os.getegid(), read_only=True)
         os.chmod(area, 0o711)
         text, code, _ = _make("make clean", src, area, options.clean_timeout_s, settings, env, drop, why, jail)
@@ -159,6 +160,12 @@ def _build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox, j
             sb._umount(str(root))
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(area / "etc", ignore_errors=True)
+
+
+def _special_files(folder: str, names: list[str]) -> list[str]:
+    """copytree's ignore: FIFOs, sockets and devices a build left (only files, folders and links are kept)."""
+    kept = (stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK)
+    return [name for name in names if not any(test(os.lstat(os.path.join(folder, name)).st_mode) for test in kept)]
 
 
 def _toolchain(options: BuildOptions) -> tuple[str, ...]:
