@@ -1,5 +1,6 @@
-"""Run one program under test in the sandbox (grader/sandbox.py): own folder on a size-limited
-tmpfs, scrubbed environment, own uid when root, limits, and nothing left running afterwards.
+"""Run one program under test in the sandbox (sandbox.py), in a bubblewrap jail (bwrap.py)
+whenever it switches user: own folder on a size-limited tmpfs, scrubbed environment, own uid
+when root, limits, and nothing left running afterwards.
 
 Why so careful: the program may hang, fork, print gigabytes, write without end, or try to
 reach the grader's files; none of that may stop, swamp or corrupt the sweep. stdout and
@@ -67,7 +68,7 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
     Use as `with run_program(...) as result: check(result)` so the output file is read
     before it is cleaned away. Without `sandbox` the run is isolated in every way but the
     user (Sandbox(user="never")). A sandbox that switches user runs the program in a bwrap
-    jail (jail.py): it sees only the system's files, the paths named on its command line
+    jail (grader/jail/bwrap.py): it sees only the system's files, the paths named on its command line
     (read-only) and its own folder, /tmp and /dev/shm, all three on one capped tmpfs.
     """
     base = sandbox or sb.Sandbox(user="never")
