@@ -286,6 +286,10 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
             protections["not_in_force"].setdefault("cgroup", "no writable cgroup hierarchy")
             group = None
     binary = bwrap.find() if jail is not None else None
+    if jail is not None and binary is None:       # it was there when the jail was decided on
+        if group is not None:
+            group.remove()
+        raise OSError(f"bubblewrap (bwrap) is gone: {bwrap.INSTALL}")
     inner = bwrap.Started(binary, jail, argv) if jail is not None else None
     read_end, write_end = os.pipe()
     switch = drop_user and jail is None
