@@ -99,3 +99,50 @@ def test_a_correct_program_gets_no_counterexample(programs, tmp_path):
     graph = random_graph(tmp_path / "g.txt", seed=9, wide=True)
     said, saved = shrink(programs[0], graph, tmp_path / "smallest", tmp_path)
     assert "nothing to shrink" in said and not saved.exists()
+
+
+def test_grade_hands_each_student_its_counterexamples(programs, tmp_path, capsys):
+    """Through `grader grade`: a counterexample per wrong (method, sync) in results.json, the page
+    and DIR/<student>/smallest/, each file reproducing its failure; the correct student gets none,
+    and the random search finds nothing against it."""
+    from grader.commands import grade
+    subs = tmp_path / "subs"
+    for bug in (0, 1, 2):
+        folder = subs / f"bug{bug}"
+        folder.mkdir(parents=True)
+        shutil.copy(FIXTURE, folder / "buggy.c")
+        (folder / "Makefile").write_text(f"sssp: buggy.c\n\tcc -O1 -DBUG={bug} -o sssp buggy.c\nclean:\n\trm -f sssp\n")
+    graph = random_graph(tmp_path / "g.txt", seed=2)
+    config = tmp_path / "grading.toml"
+    config.write_text(f"""
+graphs = ["{graph}"]
+configs = [[256, 8], [1024, 2]]
+timeout_s = 5
+[program]
+command = "{{sssp}} -input {{input}} -bsize {{bsize}} -bcount {{bcount}} -output {{output}} {{method}} -sync {{sync}}"
+[methods.tpe]
+orderings = ["source"]
+syncs = ["incore"]
+[grading]
+rubric = "{Path(__file__).resolve().parents[1] / 'configs' / 'rubric.toml'}"
+[grading.counterexamples]
+floor_s = 20
+search_graphs = 8
+""")
+    out = tmp_path / "out"
+    assert grade.run([subs], out=out, config=config, quiet=True) == 0
+    import json
+    for student, program in (("bug1", programs[1]), ("bug2", programs[2])):
+        record = json.loads((out / student / "counterexamples.json").read_text())
+        [entry] = record["shrunk"]
+        saved = out / student / "smallest" / "tpe-incore.txt"
+        assert entry["method"] == "tpe" and saved.is_file() and (out / student / "smallest" / "tpe-incore.png").is_file()
+        tests = json.loads((out / student / "results.json").read_text())["tests"]
+        [shown] = [t for t in tests if t["name"].startswith("Smallest failing graphs: tpe -sync incore")]
+        assert shown["max_score"] == 0 and "Reproduce:" in shown["output"] and "<-- differs" in shown["output"]
+        assert "smallest/tpe-incore.txt" in (out / student / "index.html").read_text()
+        assert not entry["flaky"] and entry["failed"] == entry["tried"]
+        assert printed_by(program, saved, tmp_path) != expected_of(saved)
+    record = json.loads((out / "bug0" / "counterexamples.json").read_text())
+    assert record["shrunk"] == [] and record["search"] and not any(s["found"] for s in record["search"])
+    assert not (out / "bug0" / "smallest").exists()

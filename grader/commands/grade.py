@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader.grading import classpage, gradebook, schedule
+from grader.grading import classpage, counterexamples, gradebook, schedule
 from grader.grading.diagnosis import results_test as diagnosis_test
 from grader.grading.build import build
 from grader.grading.privacy import SHARE_CHOICES, set_access
@@ -86,6 +86,9 @@ def add_arguments(parser) -> None:
                         help="the course's sample code: left out of the similarity check")
     parser.add_argument("--sanitizer", metavar="PATH", help="the compute-sanitizer to diagnose failures with (default: on PATH or in /usr/local/cuda/bin, when a GPU is visible)")
     parser.add_argument("--no-diagnosis", action="store_true", help="no compute-sanitizer runs")
+    parser.add_argument("--no-shrink", action="store_true",
+                        help="no counterexamples (each wrong method shrunk to its smallest failing graph; the "
+                             "right ones tried on small random graphs)")
 
 
 def run_from_args(args) -> int:
@@ -93,14 +96,14 @@ def run_from_args(args) -> int:
                methods=args.methods, reps=args.reps, timeout=args.timeout, cache_dir=args.cache_dir,
                quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force, unsafe=args.unsafe, share=args.share,
                jobs=args.jobs, sample_code=args.sample_code, sanitizer=args.sanitizer,
-               diagnose=not args.no_diagnosis,
+               diagnose=not args.no_diagnosis, shrink=not args.no_shrink,
                executor=args.executor, workers=args.workers, scheduler=args.scheduler, rubric=args.rubric)
 
 
 def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
         timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
         unsafe=False, share="none",
-        jobs=1, sample_code=None, sanitizer=None, diagnose=True,
+        jobs=1, sample_code=None, sanitizer=None, diagnose=True, shrink=True,
         stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None) -> int:
     """0: every submission graded (whatever its score); 1: graded, but no run of any built submission
     was right (suspect the machine); 2: bad usage, config or report_scores.csv; 130: interrupted.
@@ -174,7 +177,8 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
         recorded = latest_by_run_id(read_rows(store.path, warn=None)) if not force else None
         def one(submission):   # a thread per student in flight when --jobs > 1
             return grade_one(submission, grading, graphs_ready, out, work, shared_store,
-                             provenance, {} if force else recorded, quiet, err, pool, report_scores.get(submission.student, {}), classrun=classrun)
+                             provenance, {} if force else recorded, quiet, err, pool, report_scores.get(submission.student, {}), classrun=classrun,
+                             shrink=shrink)
 
         for submission, data in schedule.each_student(found, one, classrun.jobs):
             summary[submission.student] = data
@@ -221,7 +225,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
 
 
 def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Path, store, provenance,
-              done: dict, quiet: bool, err, pool, entered: dict | None = None, classrun=None) -> dict:
+              done: dict, quiet: bool, err, pool, entered: dict | None = None, classrun=None, shrink=True) -> dict:
     """done: run id -> latest row of what counts as already run (updated with the rows written)."""
     student = submission.student
     began = time.monotonic()
@@ -285,6 +289,9 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         # compute-sanitizer before the last publish: its findings go into results.json and the page
         schedule.diagnose(classrun, student, folder, tree, area, program_id, rows, cells, graphs, grading,
                           built, began)
+        if shrink:   # each wrong method shrunk to its smallest failing graph; the others tried on small random ones
+            counterexamples.for_student(folder, program_id, list(rows.values()), cells, graphs, runner, provenance,
+                                        time.monotonic() - began, grading.counterexamples, err=None if quiet else err)
         data = _publish(folder, student, grading, built, cells, rows, extra, report=report)
     return {**data, "built": built["built"],
             "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells),
@@ -294,6 +301,8 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
 def _publish(folder, student, grading, built, cells, rows, extra, page=True, report=None) -> dict:
     tests = score(grading.rubric, built, cells, rows, report)
     tests = tests + diagnosis_test(folder, extra.get("program_id", ""), grading.rubric.visibility)
+    tests = tests + counterexamples.results_tests(folder, extra.get("program_id", ""), grading.rubric.visibility,
+                                                  grading.rubric.random_search)
     data = gradebook.results_json(tests, extra=extra)
     gradebook.write_results(folder, data)
     if page:

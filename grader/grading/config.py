@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from grader.grading.build import BuildOptions
+from grader.grading.counterexamples import Settings
+from grader.sweep.shrink import Budget
 from grader.sweep.config import SweepConfig, _from_table, apply_overrides
 from grader.tomlfile import ConfigError, check_keys, read_toml
 from grader.grading.rubric import Rubric, RubricError, load_rubric
@@ -15,7 +17,9 @@ from grader.jail.sandbox import Sandbox
 from grader.grading.submission import Limits
 from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern
 
-GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns"}
+GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns",
+                "counterexamples"}
+COUNTEREXAMPLE_KEYS = {"share", "floor_s", "max_runs", "max_seconds", "search_graphs", "tries"}
 SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail"}   # the jail: --unsafe only
 
 
@@ -28,6 +32,7 @@ class Grading:
     limits: Limits
     sandbox: Sandbox
     patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
+    counterexamples: Settings = field(default_factory=Settings)
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,22 @@ def load_grading(path: Path | str, *, nvcc=None, arch=None, rubric: Path | str |
     limits = Limits(max_bytes=int(_number(grading, "max_submission_mb", 200, path)) << 20,
                     max_files=int(_number(grading, "max_files", 20000, path)))
     return Grading(matrix, loaded, rubric_path, build, limits, _sandbox(grading.get("sandbox", {}), path),
-                   _patterns(grading.get("patterns"), path))
+                   _patterns(grading.get("patterns"), path), _counterexamples(grading.get("counterexamples", {}), path))
+
+
+def _counterexamples(table, path: Path) -> Settings:
+    """[grading.counterexamples]: how much shrinking and random search may add (see Settings)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [grading.counterexamples] must be a table")
+    check_keys(table, COUNTEREXAMPLE_KEYS, "grading.counterexamples", path=path)
+    default = Settings()
+    runs = int(_number(table, "max_runs", default.budget.runs, path))
+    seconds = _number(table, "max_seconds", default.budget.seconds, path)
+    return Settings(budget=Budget(runs=runs, seconds=seconds),
+                    search_graphs=int(_number(table, "search_graphs", default.search_graphs, path)),
+                    tries=max(1, int(_number(table, "tries", default.tries, path))),
+                    share=_number(table, "share", default.share, path),
+                    floor_s=_number(table, "floor_s", default.floor_s, path))
 
 
 def _number(table: dict, key: str, default, path: Path) -> float:

@@ -9,6 +9,9 @@ timeout), judged against the trusted reference.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +29,8 @@ class Settings:
     search_graphs: int = 20            # random graphs per method the course graphs found right
     tries: int = 3                     # runs of a failing case to tell a race
     confirm: int = 4                   # runs of the final graph to say how often it fails
-    search_counts: bool = False        # a rubric option: a search failure costs points
+    share: float = 0.25                # of the student's grading time so far: the most all of this may add
+    floor_s: float = 10.0              # ... but never less: a counterexample needs a few runs to be worth it
 
 
 def failing_cases(rows: list[dict]) -> dict[tuple[str, str], dict]:
@@ -98,48 +102,6 @@ def _flaky_hint(rows: list[dict], method: str, sync: str) -> bool:
     return any(len(v) > 1 for v in outcomes.values())
 
 
-def search_student(rows: list[dict], cells: list, sweep, provenance: dict, folder: Path,
-                   settings: Settings = Settings(), err=None) -> list[Counterexample]:
-    """For each (method, sync) right on every course graph: `settings.search_graphs` small random
-    graphs, each at one of the spec's five configurations in turn; the first failure is shrunk and
-    saved (as a warning unless the rubric counts it)."""
-    found = []
-    for method, sync in sorted(right_everywhere(rows)):
-        template = next((c for c in cells if c.method == method and c.sync == sync and c.rep >= 0), None)
-        if template is None:
-            continue
-        example = _search_one(template, sweep, provenance, settings)
-        if example is None:
-            continue
-        example.origin = "a random graph (the course graphs were all right)"
-        save(example, folder)
-        draw(example, folder)
-        found.append(example)
-        if err is not None:
-            print(f"  {method} {sync}: wrong on {example.origin}: {example.shrunk.graph.edges} edges", file=err)
-    return found
-
-
-def _search_one(template, sweep, provenance: dict, settings: Settings) -> Counterexample | None:
-    runner = CandidateRunner(template, sweep, provenance)
-    try:
-        for index, (name, edges) in enumerate(search_graphs(settings.search_graphs)):
-            bsize, bcount = SPEC_CONFIGS[index % len(SPEC_CONFIGS)]
-            runner.cell = dataclasses.replace(template, bsize=bsize, bcount=bcount, rep=0, graph=name)
-            graph = EdgeList.of(edges)
-            status = runner(graph)
-            if status in FAILURE_KINDS:
-                path = runner.write(graph)
-                try:
-                    return shrink_cell(runner.cell, sweep, provenance, path, status, budget=settings.budget,
-                                       tries=1, confirm=settings.confirm)
-                finally:
-                    path.unlink(missing_ok=True)
-    finally:
-        runner.close()
-    return None
-
-
 def draw(example: Counterexample, folder: Path) -> Path | None:
     """A drawing of a small counterexample (matplotlib, headless): vertices on a circle, vertex 0
     marked as the source, the vertices the program got wrong in red, weights on the edges."""
@@ -181,20 +143,149 @@ def draw(example: Counterexample, folder: Path) -> Path | None:
     return target
 
 
-def feedback_text(example: Counterexample) -> str:
-    """The student's view: what failed, the command, and the distances side by side."""
-    shrunk = example.shrunk
-    lines = [f"Your {example.cell.method} -sync {example.cell.sync} is {shrunk.kind} on this "
-             f"{shrunk.graph.edges}-edge graph (found from {example.origin or 'a failing run'}); "
-             f"it failed {shrunk.failed} of {shrunk.tried} runs"
-             + (": sometimes right, likely a race." if shrunk.flaky else "."),
-             f"Reproduce: {example.command.replace('%INPUT%', Path(example.path).name if example.path else '%INPUT%')}",
-             "Edges (src dst weight): " + ", ".join(f"{u} {v} {w}" for u, v, w in shrunk.graph.rows()[:40])
-             + (" ..." if shrunk.graph.edges > 40 else "")]
-    if example.got is not None and len(example.expected) <= 60:
+# --- in grade: one student's counterexamples, within a share of their grading time --------------
+
+RECORD = "counterexamples.json"
+TEST_NAME = "Smallest failing graphs"
+
+
+def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner, provenance: dict,
+                spent_s: float, settings: Settings = Settings(), err=None) -> dict:
+    """Shrink each failing (method, sync), then search random graphs for the ones found right, all
+    within max(floor_s, share x spent_s) seconds (each case an equal share of what is left); saved under folder/smallest/ and recorded in
+    folder/counterexamples.json (keyed by the program's identity: a regrade of the same build keeps it)."""
+    record_path = folder / RECORD
+    previous = _read(record_path)
+    if previous.get("program_id") == program_id and previous.get("complete"):
+        return previous
+    began = time.monotonic()
+    budget_s = max(settings.floor_s, settings.share * spent_s)
+    target = folder / "smallest"
+    record = {"program_id": program_id, "budget_s": round(budget_s, 2), "shrunk": [], "search": [], "skipped": []}
+
+    def left() -> float:
+        return budget_s - (time.monotonic() - began)
+
+    cases = sorted(failing_cases(rows).items())
+    for index, ((method, sync), row) in enumerate(cases):
+        cell, graph = cell_of(row, cells), graphs.get(row["graph"])
+        if cell is None or graph is None:
+            continue
+        if left() < 1.0:
+            record["skipped"].append({"method": method, "sync": sync, "why": "out of time for counterexamples"})
+            continue
+        case = Budget(runs=settings.budget.runs, seconds=min(settings.budget.seconds, left() / (len(cases) - index)))
+        example = shrink_cell(cell, runner, provenance, graph.ordered[cell.ordering], row["status"], budget=case,
+                              tries=settings.tries if _flaky_hint(rows, method, sync) else 1, confirm=settings.confirm)
+        example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices, {row.get('graph_edges')} edges)"
+        save(example, target)
+        picture = draw(example, target)
+        record["shrunk"].append({**example.summary(), "picture": picture.name if picture else None})
+    right = sorted(right_everywhere(rows)) if settings.search_graphs > 0 else []
+    for index, (method, sync) in enumerate(right):
+        template = next((c for c in cells if c.method == method and c.sync == sync and c.rep >= 0), None)
+        if template is None:
+            continue
+        if left() < 1.0:
+            record["skipped"].append({"method": method, "sync": sync, "why": "random search: out of time"})
+            continue
+        until = time.monotonic() + left() / (len(right) - index)
+        example, tried = _search_within(template, runner, provenance, settings, lambda: until - time.monotonic())
+        entry = {"method": method, "sync": sync, "graphs_tried": tried, "found": example is not None}
+        if example is not None:
+            example.origin = "a random small graph (every course graph was right)"
+            save(example, target)
+            picture = draw(example, target)
+            entry.update(example.summary(), picture=picture.name if picture else None)
+        record["search"].append(entry)
+    record.update(seconds=round(time.monotonic() - began, 2), complete=not record["skipped"])
+    _write(record_path, record)
+    if err is not None and (record["shrunk"] or any(s["found"] for s in record["search"])):
+        sizes = ", ".join(f"{s['method']} {s['sync']}: {s['edges']} edges" for s in record["shrunk"] + record["search"]
+                          if s.get("edges") is not None)
+        print(f"  counterexamples ({record['seconds']:.1f} s): {sizes}", file=err)
+    return record
+
+
+def _search_within(template, runner_settings, provenance: dict, settings: Settings, left) -> tuple:
+    runner = CandidateRunner(template, runner_settings, provenance)
+    tried = 0
+    try:
+        for index, (name, edges) in enumerate(search_graphs(settings.search_graphs)):
+            if left() < 1.0:
+                break
+            bsize, bcount = SPEC_CONFIGS[index % len(SPEC_CONFIGS)]
+            runner.cell = dataclasses.replace(template, bsize=bsize, bcount=bcount, rep=0, graph=name)
+            graph = EdgeList.of(edges)
+            status = runner(graph)
+            tried += 1
+            if status in FAILURE_KINDS:
+                path = runner.write(graph)
+                try:
+                    case = Budget(runs=settings.budget.runs, seconds=max(1.0, min(settings.budget.seconds, left())))
+                    return shrink_cell(runner.cell, runner_settings, provenance, path, status, budget=case,
+                                       tries=1, confirm=settings.confirm), tried
+                finally:
+                    path.unlink(missing_ok=True)
+    finally:
+        runner.close()
+    return None, tried
+
+
+def results_tests(folder: Path, program_id: str, visibility: str = "visible", search_points: float = 0.0) -> list[dict]:
+    """The Gradescope tests that show a student's counterexamples: one line per shrunk failure
+    (no points: correctness is scored by the course graphs), and the random search, worth
+    `search_points` (0 by default: a failure found there is a warning)."""
+    record = _read(folder / RECORD)
+    if record.get("program_id") != program_id:
+        return []
+    tests = []
+    for entry in record.get("shrunk", []):
+        tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} ({entry['edges']} edges)",
+                      "score": 0.0, "max_score": 0.0, "output": _text(entry), "visibility": visibility})
+    searched = record.get("search", [])
+    if searched:
+        found = [s for s in searched if s["found"]]
+        lines = [f"{s['method']} -sync {s['sync']}: {'WRONG on a random graph' if s['found'] else 'right'} "
+                 f"({s['graphs_tried']} graphs tried)" for s in searched]
+        lines += ["", *(_text(s) for s in found)]
+        if not search_points and found:
+            lines.insert(0, "A warning, no points lost: the course's own graphs decide the grade.")
+        score = search_points if not found else 0.0
+        tests.append({"name": "Random small graphs (trees, DAGs, cycles, zero weights, duplicates, self-loops, "
+                              "wide in-degree, unreachable parts)", "score": score, "max_score": search_points,
+                      "output": "\n".join(lines).strip(), "visibility": visibility})
+    return tests
+
+
+def _text(entry: dict) -> str:
+    lines = [f"{entry['method']} -sync {entry['sync']} is {entry['kind']} on this {entry['edges']}-edge, "
+             f"{entry['vertices']}-vertex graph, shrunk from {entry.get('origin') or 'a failing run'} "
+             f"({entry['runs']} runs, {entry['seconds']:.1f} s, {entry['stopped']}); it failed {entry['failed']} of "
+             f"{entry['tried']} runs" + (": sometimes right, likely a race." if entry["flaky"] else "."),
+             f"Reproduce: {entry['command'].replace('%INPUT%', Path(entry['file']).name if entry.get('file') else 'graph.txt')}"
+             f"   (the file: smallest/{Path(entry['file']).name if entry.get('file') else ''})",
+             "Edges (src dst weight): " + "; ".join(f"{u} {v} {w}" for u, v, w in entry["edge_list"][:40])
+             + (" ..." if entry["edges"] > 40 else "")]
+    if len(entry["expected"]) <= 60:
+        differing = set(entry["differing"])
+        got = entry.get("got")
         lines.append("vertex: expected / yours")
-        for v, want in enumerate(example.expected):
-            have = example.got[v] if v < len(example.got) else "(missing)"
+        for v, want in enumerate(entry["expected"]):
+            have = "(no output)" if got is None else (got[v] if v < len(got) else "(missing)")
             lines.append(f"  {v}: {'INF' if want is None else want} / {'INF' if have is None else have}"
-                         + ("   <-- differs" if v in set(example.differing) else ""))
+                         + ("   <-- differs" if v in differing else ""))
     return "\n".join(lines)
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: Path, data: dict) -> None:
+    partial = path.with_name(f".{path.name}.part")
+    partial.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(partial, path)

@@ -44,10 +44,21 @@ def write_page(folder: Path, *, student: str, data: dict, rows: list[dict], buil
         student=student, score=data["score"], max_score=data["max_score"], tests=data["tests"],
         program_id=data.get("program_id", ""), build_options=data.get("build_options") or {},
         refused=refused, failed=[r for r in rows if r.get("status") != "ok"], runs=rows,
-        build_log=build_log, rewrites=rewrites)
+        build_log=build_log, rewrites=rewrites, counterexamples=_counterexamples(folder, data.get("program_id", "")))
     path = folder / "index.html"
     write_text_atomically(path, page)
     return path
+
+
+def _counterexamples(folder: Path, program_id: str) -> list[dict]:
+    """This build's shrunk failures and random-search finds (grader.grading.counterexamples)."""
+    try:
+        record = json.loads((folder / "counterexamples.json").read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(record, dict) or record.get("program_id") != program_id:
+        return []
+    return [entry for entry in record.get("shrunk", []) + record.get("search", []) if entry.get("edge_list")]
 
 
 def class_results(out: Path) -> dict[str, dict]:

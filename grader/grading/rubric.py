@@ -53,6 +53,7 @@ class Rubric:
     report_file: str = "sssp_report.pdf"
     report_min_pages: int = 6
     visibility: str = "visible"
+    random_search: float = 0.0          # points for "right on the random small graphs too": 0 = a warning only
 
     @property
     def code_total(self) -> float:
@@ -76,10 +77,11 @@ def load_rubric(path: Path | str) -> Rubric:
     path = Path(path)
     raw = read_toml(path, RubricError, "rubric")
     check_keys(raw, {"build", "clean", "correctness", "output_format", "stdout_format", "extra_credit", "report",
-                     "visibility"}, error_class=RubricError, path=path)
+                     "random_search", "visibility"}, error_class=RubricError, path=path)
     allowed = {"build": {"points"}, "clean": {"points"}, "correctness": {"points", "partial", "methods", "gate"},
                "output_format": {"points", "partial", "accept"}, "stdout_format": {"points", "partial"},
-               "extra_credit": {"points", "partial", "methods"}, "report": {"points", "file", "min_pages"}}
+               "extra_credit": {"points", "partial", "methods"}, "report": {"points", "file", "min_pages"},
+               "random_search": {"points"}}
 
     def table(name) -> dict:
         value = raw.get(name, {})
@@ -131,7 +133,8 @@ def load_rubric(path: Path | str) -> Rubric:
                   accepted_deviations=tuple(accepted), stdout_format=points("stdout_format"),
                   stdout_partial=partial("stdout_format"), extra_credit=points("extra_credit"),
                   extra_methods=tuple(extra), extra_partial=partial("extra_credit"), report=points("report"),
-                  report_file=report_file, report_min_pages=min_pages, visibility=visibility)
+                  report_file=report_file, report_min_pages=min_pages, visibility=visibility,
+                  random_search=points("random_search"))
 
 
 def _credit(share: float, partial: str) -> float:
