@@ -9,7 +9,8 @@ Steps (each with a time limit, so the whole fits one device call):
 - prepare each config's graphs, orderings and references first (cached on disk; timed apart);
 - `python -m grader sweep` warm, then `--cold`, into fresh results files; a sweep still
   running at its limit is stopped with SIGTERM (its rows are kept, as for Ctrl-C) and the
-  whole sweep is projected from the cells done (seconds per cell x cells);
+  whole sweep is projected from the cells done (the time to its first cell + seconds per cell
+  after it x cells; `started_at` is to the second);
 - from the rows: ok count, kernels' share of the time, start-up, and whether every cell both
   modes ran got the same verdict (status, distances, rounds);
 - `python3 -m benchmarks.run --quick --only wall`: ./sssp per method on the road and
@@ -59,12 +60,12 @@ def prepare(config: Path, extra: list[str], limit_s: float) -> str:
     return f"{done.stdout.strip() or '?'} s" + (f" ({done.stderr.strip()[-200:]})" if done.returncode else "")
 
 
-def sweep(config: Path, extra: list[str], cold: bool, results: Path, limit_s: float) -> tuple[float, bool]:
-    """(seconds, stopped at the limit)."""
+def sweep(config: Path, extra: list[str], cold: bool, results: Path, limit_s: float) -> tuple[float, bool, float]:
+    """(seconds, stopped at the limit, when it was launched: time.time())."""
     argv = [sys.executable, "-m", "grader", "sweep", "--config", str(config), "--results", str(results),
             "--force", "-q", *extra, *(["--cold"] if cold else [])]
     print(f"sweep_speed: {' '.join(argv[1:])} (limit {limit_s:.0f} s)", file=sys.stderr, flush=True)
-    began = time.perf_counter()
+    began, launched = time.perf_counter(), time.time()
     process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         output, _ = process.communicate(timeout=limit_s)
@@ -79,19 +80,28 @@ def sweep(config: Path, extra: list[str], cold: bool, results: Path, limit_s: fl
     split = [line for line in output.splitlines() if line.startswith(("where the time went", "  kernels"))]
     for line in split:
         print(f"  {line.strip()}", file=sys.stderr)
-    return seconds, stopped
+    return seconds, stopped, launched
 
 
-def figures(rows: list[dict], seconds: float, cells: int) -> dict:
+def figures(rows: list[dict], seconds: float, cells: int, launched: float) -> dict:
+    """Seconds a cell: the time after the first row started (the grader's own start and the
+    graphs' loading come before it, once) over the rows; projected = that start + cells x it."""
     done = len(rows)
-    per_cell = seconds / done if done else float("nan")
+    first = min((_epoch(r["started_at"]) for r in rows if r.get("started_at")), default=launched)
+    lead = min(max(0.0, first - launched), seconds)
+    per_cell = (seconds - lead) / done if done else float("nan")
     busy = sum(r.get("wall_s") or 0.0 for r in rows)
     kernels = sum(((r.get("computation_ms") or 0.0) + (r.get("filtering_ms") or 0.0)) / 1000 for r in rows)
     startup = [r["startup_s"] for r in rows if r.get("startup_s") is not None]
     return {"done": done, "ok": sum(r.get("status") == "ok" for r in rows), "per_cell": per_cell,
-            "projected": per_cell * cells if done else float("nan"), "kernels": kernels,
+            "projected": lead + per_cell * cells if done else float("nan"), "kernels": kernels,
             "kernel_share": kernels / busy if busy else float("nan"),
             "startup_median": sorted(startup)[len(startup) // 2] if startup else None}
+
+
+def _epoch(stamp: str) -> float:
+    from datetime import datetime, timezone
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
 
 
 def same_verdicts(warm: list[dict], cold: list[dict]) -> str:
@@ -120,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = {}
         for mode, limit in (("warm", warm_s), ("cold", cold_s)):
             results = folder / f"{name}-{mode}.jsonl"
-            seconds, stopped = sweep(config, extra, mode == "cold", results, limit * args.scale_limits)
+            seconds, stopped, launched = sweep(config, extra, mode == "cold", results, limit * args.scale_limits)
             rows[mode] = latest(read_rows(results)) if results.exists() else []
-            got = figures(rows[mode], seconds, cells)
+            got = figures(rows[mode], seconds, cells, launched)
             table.append([name, mode, f"{got['done']}/{cells}", got["ok"], f"{seconds:.1f}" + (" (limit)" if stopped else ""),
                           f"{got['per_cell'] * 1000:.0f}", f"{got['projected']:.0f}", f"{got['kernels']:.2f}",
                           f"{100 * got['kernel_share']:.1f} %",
