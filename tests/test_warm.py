@@ -319,3 +319,26 @@ def test_preloading_a_methods_modules_is_what_its_run_then_uses():
         kernels.preload(family, sync or "outcore")
         for name in names:
             assert kernels._module.cache_info().currsize and kernels.module(name) is kernels._module(name)
+
+
+def test_a_server_that_cannot_start_sends_runs_to_fresh_processes(tmp_path, monkeypatch, capsys):
+    from contextlib import contextmanager
+    broken = tmp_path / "broken-sssp"
+    broken.write_text("#!/bin/sh\necho 'cannot import cupy' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    keeper = warm.Keeper()
+    monkeypatch.setattr(warm, "KEEPER", keeper)
+    monkeypatch.setattr(warm, "PROJECT_SSSP", broken)
+    fresh_runs = []
+
+    @contextmanager
+    def fresh():
+        fresh_runs.append(1)
+        yield "a fresh run's result"
+    sandbox = SimpleNamespace(env="inherit", user="never", extra_path=(), pass_env=())
+    with warm.kept_or_fresh(lambda out: ["sssp", "-input", "x"], 5.0, sandbox, fresh) as result:
+        assert result == "a fresh run's result"
+    assert fresh_runs == [1] and "cannot import cupy" in keeper.broken
+    assert "fresh process from here on" in capsys.readouterr().err
+    assert not warm.eligible(sweep_like(), cell(), PROJECT_SSSP)      # no second wait for a broken server
+    keeper.close()

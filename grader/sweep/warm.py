@@ -254,7 +254,7 @@ def kept_or_fresh(make_argv: Callable[[Path], list[str]], timeout_s: float, sand
         try:
             result = stack.enter_context(run_warm(make_argv, timeout_s, sb.environment(sandbox, Path.home(), False)))
         except ServerFailed as why:
-            print(f"grader: {why}; this checkout's ./sssp runs as one process per cell from here on",
-                  file=sys.stderr)
+            after = "from here on" if KEEPER.broken else "for this run"
+            print(f"grader: {why}; this checkout's ./sssp runs as a fresh process {after}", file=sys.stderr)
             result = stack.enter_context(fresh())
         yield result
