@@ -143,6 +143,17 @@ def write_etc(folder: str, uid: int, gid: int, groups: tuple[int, ...]) -> None:
         os.chmod(path, 0o644)
 
 
+def toolkits_outside_usr() -> list[str]:
+    """Where /usr/local/cuda* links lead when that is outside /usr (e.g. /opt/cuda-12.4): the
+    link is in the jail with /usr, so its target must be too."""
+    found = set()
+    for link in Path("/usr/local").glob("cuda*"):
+        real = os.path.realpath(link)
+        if link.is_symlink() and os.path.isdir(real) and not in_system(real):
+            found.add(real)
+    return sorted(found)
+
+
 def gpu_nodes() -> list[str]:
     return sorted(str(path) for path in Path("/dev").glob("nvidia*"))
 
@@ -162,6 +173,8 @@ def options(jail: Jail) -> list[str]:
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
+    for toolkit in toolkits_outside_usr():
+        args += [*_parents(toolkit), "--ro-bind", toolkit, toolkit]
     args += ["--dir", "/etc"]
     for name in ETC_FILES:
         if os.path.lexists(f"/etc/{name}"):
