@@ -66,7 +66,7 @@ def kept(request, tmp_path_factory):
     server.stop()
 
 
-def cases(graphs: list[Path]) -> list[list[str]]:
+def cases(graphs: list[Path], gpu: bool = False) -> list[list[str]]:
     """Every method and sync on the graphs, graphs alternating (a cell after another graph),
     then every method on one graph in a row (what the kept copies serve), opt's knobs, -paths
     and the exits 1 and 2."""
@@ -74,6 +74,8 @@ def cases(graphs: list[Path]) -> list[list[str]]:
     for method in METHODS:
         for sync in ("outcore", "incore"):
             for number, graph in enumerate(graphs):
+                if gpu and number == 0:
+                    continue          # a fresh GPU run costs ~1 s: Figure 1 only in the cases below
                 bsize, bcount = ((256, 8), (1024, 2), (384, 5))[number]
                 runs.append(["-input", str(graph), "-bsize", str(bsize), "-bcount", str(bcount),
                              "-output", "{out}", method, "-sync", sync])
@@ -120,35 +122,31 @@ def run_kept(server, argv: list[str], folder: Path, timeout_s: float = 300) -> d
     return leaves(folder, code, (folder / "stdout").read_text(), (folder / "stderr").read_text())
 
 
-def unstable_lines(first: dict, second: dict) -> set[str]:
-    """Lines two fresh runs disagree on (a GPU's relaxation counts may vary): not compared."""
-    return set(first["stdout"].splitlines()) ^ set(second["stdout"].splitlines())
+# On a GPU, in-place relaxation races decide how many rounds and relaxations a run takes, so two
+# fresh runs may print different counts: there those lines are compared by their words alone.
+RACY = re.compile(r"^(rounds|edges processed|edges scanned by filtering): .*$", re.MULTILINE)
 
 
-def same_apart_from(unstable: set[str], fresh: dict, kept_run: dict) -> None:
+def same_run(fresh: dict, kept_run: dict, gpu: bool) -> None:
     assert kept_run["exit"] == fresh["exit"]
     assert kept_run["files"] == fresh["files"]
     assert kept_run["stderr"] == fresh["stderr"]
-    fresh_lines = [line for line in fresh["stdout"].splitlines() if line not in unstable]
-    kept_lines = [line for line in kept_run["stdout"].splitlines()
-                  if line not in unstable and not (unstable and line.split(":")[0] in
-                                                   {u.split(":")[0] for u in unstable})]
-    fresh_lines = [line for line in fresh_lines
-                   if not (unstable and line.split(":")[0] in {u.split(":")[0] for u in unstable})]
-    assert kept_lines == fresh_lines
+    if gpu:
+        assert RACY.sub(r"\1: N", kept_run["stdout"]) == RACY.sub(r"\1: N", fresh["stdout"])
+    else:
+        assert kept_run["stdout"] == fresh["stdout"]
 
 
 def test_every_method_sync_and_option_leaves_what_a_fresh_process_leaves(kept, graphs, tmp_path):
     server, env = kept
     gpu = env["SSSP_DEVICE"] == "gpu"
-    for number, argv in enumerate(cases(graphs)):
+    for number, argv in enumerate(cases(graphs, gpu)):
         fresh = run_fresh(argv, tmp_path / f"fresh-{number}", env)
-        unstable = unstable_lines(fresh, run_fresh(argv, tmp_path / f"again-{number}", env)) if gpu else set()
         kept_run = run_kept(server, argv, tmp_path / f"kept-{number}")
         assert fresh["exit"] in (0, 1, 2), fresh
-        same_apart_from(unstable, fresh, kept_run)
+        same_run(fresh, kept_run, gpu)
     assert server.died_with() is None
-    assert server.device == ("CPU (numpy)" if not gpu else server.device) and server.device
+    assert server.device.startswith("GPU ") if gpu else server.device == "CPU (numpy)"
 
 
 def test_nothing_leaks_from_a_failure_or_a_file_rewritten_in_place(kept, graphs, tmp_path):
@@ -156,18 +154,20 @@ def test_nothing_leaks_from_a_failure_or_a_file_rewritten_in_place(kept, graphs,
     graph = tmp_path / "g.txt"
     graph.write_text(FIGURE1_EDGES)
     argv = ["-input", str(graph), "-bsize", "256", "-bcount", "8", "-output", "{out}", "opt", "-sync", "incore"]
+    gpu = env["SSSP_DEVICE"] == "gpu"
     first = run_kept(server, argv, tmp_path / "first")
-    assert first == run_fresh(argv, tmp_path / "fresh-first", env) and first["exit"] == 0
+    same_run(run_fresh(argv, tmp_path / "fresh-first", env), first, gpu)
+    assert first["exit"] == 0
     graph.write_text("0 1 1\n1 2 1\n2 3 oops\n")           # the same path, now bad: exit 1 naming the line
     stamp = time.time() + 5
     os.utime(graph, (stamp, stamp))
     bad = run_kept(server, argv, tmp_path / "bad")
-    assert bad == run_fresh(argv, tmp_path / "fresh-bad", env) and bad["exit"] == 1
+    assert bad == run_fresh(argv, tmp_path / "fresh-bad", env) and bad["exit"] == 1   # nothing timed: equal
     assert ":3:" in bad["stderr"]
     graph.write_text("0 1 7\n1 2 1\n0 3 2\n3 1 1\n")        # rewritten again: read again, not the old graph
     os.utime(graph, (stamp + 5, stamp + 5))
     after = run_kept(server, argv, tmp_path / "after")
-    assert after == run_fresh(argv, tmp_path / "fresh-after", env)
+    same_run(run_fresh(argv, tmp_path / "fresh-after", env), after, gpu)
     assert after["files"]["out.txt"] == b"0:0\n1:3\n2:4\n3:2\n"
     other = ["-input", str(graphs[1])] + argv[2:]           # then another graph, then back
     assert run_kept(server, other, tmp_path / "other")["files"] == run_fresh(other, tmp_path / "fresh-other", env)["files"]
