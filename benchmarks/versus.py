@@ -111,10 +111,9 @@ def bench(settings, budget, record, device) -> dict:
         wsg = graphs.path(settings.scale, spec.key, settings.gapbs_format)
         mtx = graphs.path(settings.scale, spec.key, "mtx")
         runners = {
-            "gapbs": (wsg, {"deltas": list(deltas[spec.key]), "threads": settings.threads, "trials": 5,
-                            "format": settings.gapbs_format},
+            "gapbs": (wsg, _gapbs_settings(settings, spec.key),
                       lambda b, f: tools.gapbs_best(b, f, deltas[spec.key], settings.threads, timeout=300)),
-            "Gunrock": (mtx, {"runs": settings.gunrock_runs, "source": 0},
+            "Gunrock": (mtx, _gunrock_settings(settings),
                         lambda b, f: tools.gunrock(b, f, settings.gunrock_runs, timeout=300)),
         }
         got = {}
@@ -168,16 +167,24 @@ def mandatory_seconds(settings, device_is_gpu: bool = True) -> float:
         mtx = graphs.path(settings.scale, spec.key, "mtx")
         gapbs_bin, gunrock_bin = tools.find("gapbs"), tools.find("gunrock")
         if gapbs_bin is not None:
-            run_settings = {"deltas": list(deltas[spec.key]), "threads": settings.threads, "trials": 5,
-                            "format": settings.gapbs_format}
-            if cache.get(baselines.key("gapbs", gapbs_bin, wsg, gpu_name, run_settings)) is None:
+            if cache.get(baselines.key("gapbs", gapbs_bin, wsg, gpu_name, _gapbs_settings(settings, spec.key))) is None:
                 each = wsg.stat().st_size / (0.8e9 if settings.gapbs_format == "wsg" else 0.1e9) + 0.3 + m * 5e-9
                 total += each * len(deltas[spec.key])
         if gunrock_bin is not None and device_is_gpu:
-            run_settings = {"runs": settings.gunrock_runs, "source": 0}
-            if cache.get(baselines.key("Gunrock", gunrock_bin, mtx, gpu_name, run_settings)) is None:
+            if cache.get(baselines.key("Gunrock", gunrock_bin, mtx, gpu_name, _gunrock_settings(settings))) is None:
                 total += mtx.stat().st_size / 60e6 + 2.0
     return total
+
+
+def _gapbs_settings(settings, key: str) -> dict:
+    """How gapbs is run on one graph: part of its cache key."""
+    deltas = DELTAS_QUICK if settings.quick else DELTAS_FULL
+    return {"deltas": list(deltas[key]), "threads": settings.threads, "trials": 5, "format": settings.gapbs_format}
+
+
+def _gunrock_settings(settings) -> dict:
+    """How Gunrock is run: part of its cache key."""
+    return {"runs": settings.gunrock_runs, "source": 0}
 
 
 def _gpu_name() -> str:
