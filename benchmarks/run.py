@@ -96,9 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         settings.gunrock_runs, settings.run_timeout = 2, 60.0
     print(f"benchmarks: {'quick' if args.quick else 'full'}, scale {args.scale}, tables: "
           f"{', '.join(name for name, _ in plan)}", flush=True)
-    # a targeted versus/outcore run prepares only its graphs; any other table needs them all
-    targeted = keys and {name for name, _ in plan} <= {"versus", "outcore"}
-    prepare_s = graphs.prepare(args.scale, keys=list(keys) if targeted else None, gapbs_format=args.gapbs_format)
+    needed = _graphs_needed([name for name, _ in plan], keys, args.scale)
+    prepare_s = graphs.prepare(args.scale, keys=needed, gapbs_format=args.gapbs_format) if needed else 0.0
     if args.prepare_only:
         print(f"graphs in {graphs.folder(args.scale)} ({prepare_s:.1f} s)")
         return 0
@@ -174,6 +173,22 @@ def _run_sections(plan, settings, budget, record) -> int:
         elif name == "breakdown":
             failures += methods.breakdown(settings, budget, record, device(), need_measured(*methods.BREAKDOWN_GRAPHS))
     return failures
+
+
+def _graphs_needed(sections: list[str], keys: tuple, scale: str) -> list[str]:
+    """The benchmark graphs the chosen tables read (fw reads the Gnutella files instead)."""
+    from benchmarks import graphs
+
+    every = [s.key for s in graphs.specs(scale)]
+    needed = set()
+    for name in sections:
+        if name == "wall":
+            needed |= {"road", "lj"}
+        elif name in ("versus", "outcore"):
+            needed |= set(keys or every)
+        elif name != "fw":
+            needed |= set(every)
+    return [key for key in every if key in needed]
 
 
 def _reserve(later, settings) -> float:
