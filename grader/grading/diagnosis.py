@@ -342,7 +342,7 @@ def _run(result, targets, program, cells, graphs, grading, session, submit, jobs
                                     "seconds": outcome["seconds"], "total": outcome.get("total")})
         for finding in outcome["findings"]:
             result["findings"].append({**finding, "method": target.method, "graph": target.graph, "cell": cell.label,
-                                       "run_verdict": target.verdict,
+                                       "run_verdict": target.verdict, "run_total": outcome.get("total"),
                                        "severity": "warning" if target.verdict == "ok" else finding["severity"]})
 
 
@@ -371,7 +371,9 @@ def results_test(folder: Path, program_id: str, visibility: str = "visible") -> 
         where = f["location"] + (f" and {f['other_location']}" if f.get("other_location") else "")
         lines.append(f"- {f['method']} on {f['cell']} ({verdict}): {f['tool']}: {f['kind']}"
                      + (f" in kernel {f['kernel']}" if f["kernel"] else "") + (f" at {where}" if where else "")
-                     + (f", {f['count']} times" if f["count"] > 1 else ""))
+                     + (f", {f['count']} times" if f["count"] > 1 else "")
+                     + (f" ({f['run_total']} errors in that run in all: only the first {PRINT_LIMIT} are printed)"
+                        if (f.get("run_total") or 0) > f["count"] and f["tool"] != "racecheck" else ""))
         lines += [f"      {line}" for line in f["excerpt"][:4]]
     ran = [r for r in found["tool_runs"]]
     if not found["findings"]:
