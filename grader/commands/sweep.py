@@ -105,7 +105,9 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
         return 2
     if not quiet:
         print(f"sweep {sweep.name!r}: {len(cells)} cells, {len(todo)} to run "
-              f"({len(cells) - len(todo)} already in {results_path}); scale {sweep.scale}; {pool.describe()}", file=err)
+              f"({len(cells) - len(todo)} already in {results_path}); scale {sweep.scale}; {pool.describe()}"
+              + ("; ./sssp kept running per worker (--cold: a process per run)"
+                 if sweep.warm and cellrun.is_project_template(sweep.command) else ""), file=err)
     progress = Progress(len(todo), unit="cells", label="", stream=err, quiet=quiet)
     previous_sigterm = sigterm_as_interrupt()
     pending: dict = {}            # run id -> its task, until its row is written
