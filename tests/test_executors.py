@@ -177,8 +177,8 @@ def test_two_local_workers_give_the_serial_statuses(tmp_path, capsys):
     graphs = [FIGURE1, tiny_graph(tmp_path)]
     config = stand_in_config(tmp_path, graphs, methods=MIXED)
     serial, parallel = tmp_path / "serial.jsonl", tmp_path / "parallel.jsonl"
-    assert sweep.run(config=config, results=serial, quiet=True) == 1
-    assert sweep.run(config=config, results=parallel, quiet=True, workers=2) == 1
+    assert sweep.run(config=config, results=serial, quiet=True, shrink=False) == 1
+    assert sweep.run(config=config, results=parallel, quiet=True, workers=2, shrink=False) == 1
     assert statuses(parallel) == statuses(serial) and len(statuses(serial)) == 10
     rows = assert_each_cell_once(parallel, 10)
     assert {r["worker"].split("@")[0] for r in rows} == {"local-0", "local-1"}
@@ -203,11 +203,20 @@ def test_a_local_worker_killed_mid_sweep_loses_nothing_and_doubles_nothing(tmp_p
 def test_a_program_that_kills_its_worker_is_recorded_as_failed_and_the_sweep_goes_on(tmp_path, capsys):
     config = config_with(tmp_path, [FIGURE1], ["ok", "killworker"])
     results = tmp_path / "r.jsonl"
-    assert sweep.run(config=config, results=results, quiet=True, workers=2) == 1
+    assert sweep.run(config=config, results=results, quiet=True, workers=2, shrink=False) == 1
     rows = {r["method"]: r for r in assert_each_cell_once(results, 2)}
     assert rows["ok"]["status"] == "ok" and rows["killworker"]["status"] == "crash"
     assert "died 3 times" in rows["killworker"]["detail"]
     capsys.readouterr()
+
+
+def test_shrinking_a_program_that_kills_its_parent_leaves_the_grader_standing(tmp_path, capsys):
+    """The shrinker runs candidates many times after the sweep: in a process of its own, so a
+    program that kills its parent takes only that process."""
+    config = config_with(tmp_path, [FIGURE1], ["killworker"])
+    assert sweep.run(config=config, results=tmp_path / "r.jsonl", quiet=True, workers=2) == 1
+    said = capsys.readouterr()
+    assert "not shrunk: the process running the candidates died" in said.err
 
 
 def test_stopping_a_sweep_with_workers_stops_their_programs_and_it_resumes(tmp_path):
@@ -279,8 +288,8 @@ def test_grading_with_two_workers_gives_the_serial_scores(tmp_path, capsys):
         grade_submission(subs, name)
     matrix = grade_config(tmp_path)
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
-    assert grade.run([subs], out=serial, config=matrix, quiet=True) == 0
-    assert grade.run([subs], out=parallel, config=matrix, quiet=True, workers=2) == 0
+    assert grade.run([subs], out=serial, config=matrix, quiet=True, shrink=False) == 0
+    assert grade.run([subs], out=parallel, config=matrix, quiet=True, workers=2, shrink=False) == 0
     for student in ("spec_ok", "wrong_one"):
         assert grade_results(parallel, student)["score"] == grade_results(serial, student)["score"]
     assert statuses(parallel / "runs.jsonl") == statuses(serial / "runs.jsonl")
@@ -305,9 +314,9 @@ def test_a_dask_cluster_gives_the_serial_statuses(tmp_path, cluster, capsys):
     local, _ = cluster
     config = stand_in_config(tmp_path, [FIGURE1, tiny_graph(tmp_path)], methods=MIXED)
     serial, spread = tmp_path / "serial.jsonl", tmp_path / "dask.jsonl"
-    assert sweep.run(config=config, results=serial, quiet=True) == 1
+    assert sweep.run(config=config, results=serial, quiet=True, shrink=False) == 1
     assert sweep.run(config=config, results=spread, quiet=True, executor="dask",
-                     scheduler=local.scheduler_address) == 1
+                     scheduler=local.scheduler_address, shrink=False) == 1
     assert statuses(spread) == statuses(serial)
     rows = assert_each_cell_once(spread, 10)
     assert all("tcp://127.0.0.1:" in r["worker"] for r in rows)

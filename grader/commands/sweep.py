@@ -189,7 +189,7 @@ def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, out, e
     folder = results_path.parent / f"{results_path.stem}-smallest"
     print("\ngrader sweep: shrinking each failing method to its smallest failing graph (--no-shrink: skip)",
           file=err)
-    for example in shrink_student(rows, cells, prepared, sweep, provenance, folder, Settings(search_graphs=0)):
+    for example in shrink_student(rows, cells, prepared, sweep, provenance, folder, Settings(search_graphs=0), err=err):
         shrunk = example.shrunk
         print(f"counterexample {example.cell.method} {example.cell.sync}: {example.path} ({shrunk.graph.edges} edges; "
               f"{shrunk.kind} {shrunk.failed} of {shrunk.tried} runs{', flaky' if shrunk.flaky else ''})", file=out)

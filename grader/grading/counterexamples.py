@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.data.smallgraphs import search_graphs
-from grader.sweep.counterexample import DEFAULT_BUDGET, CandidateRunner, Counterexample, save, shrink_cell
+from grader.sweep.counterexample import (DEFAULT_BUDGET, CandidateRunner, Counterexample, HarnessKilled, isolated,
+                                         save, shrink_cell)
 from grader.sweep.shrink import FAILURE_KINDS, Budget, EdgeList
 from sssp_common.vocabulary import SPEC_CONFIGS
 
@@ -34,13 +35,14 @@ class Settings:
 
 
 def failing_cases(rows: list[dict]) -> dict[tuple[str, str], dict]:
-    """For each (method, sync) with a failure among the graded rows, the row to shrink from: the
-    smallest graph that failed (fewest vertices, then edges), a wrong answer before a crash or a
-    timeout (a wrong answer is the most useful to shrink)."""
+    """For each (method, sync) with a wrong answer or a crash among the graded rows, the row to
+    shrink from: the smallest graph that failed (fewest vertices, then edges), a wrong answer
+    before a crash (the most useful to shrink). Timeouts are not shrunk: every candidate would
+    cost a whole timeout."""
     chosen: dict[tuple[str, str], dict] = {}
-    preference = {"wrong": 0, "crash": 1, "timeout": 2}
+    preference = {"wrong": 0, "crash": 1}
     for row in rows:
-        if row.get("status") not in FAILURE_KINDS or row.get("rep", 0) < 0:
+        if row.get("status") not in preference or row.get("rep", 0) < 0:
             continue
         key = (row["method"], row["sync"])
         rank = (preference[row["status"]], row.get("graph_vertices") or 0, row.get("graph_edges") or 0)
@@ -78,9 +80,14 @@ def shrink_student(rows: list[dict], cells: list, graphs: dict, sweep, provenanc
         if cell is None or graph is None:
             continue
         failing_input = graph.ordered[cell.ordering]
-        example = shrink_cell(cell, sweep, provenance, failing_input, row["status"], budget=settings.budget,
-                              tries=settings.tries if _flaky_hint(rows, method, sync) else 1,
-                              confirm=settings.confirm)
+        try:
+            example = isolated(shrink_cell, cell, sweep, provenance, failing_input, row["status"],
+                               budget=settings.budget, tries=settings.tries if _flaky_hint(rows, method, sync) else 1,
+                               confirm=settings.confirm)
+        except HarnessKilled as why:
+            if err is not None:
+                print(f"  {method} {sync}: not shrunk: {why}", file=err)
+            continue
         example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices)"
         save(example, folder)
         draw(example, folder)
@@ -151,13 +158,31 @@ TEST_NAME = "Smallest failing graphs"
 
 def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner, provenance: dict,
                 spent_s: float, settings: Settings = Settings(), err=None) -> dict:
-    """Shrink each failing (method, sync), then search random graphs for the ones found right, all
-    within max(floor_s, share x spent_s) seconds (each case an equal share of what is left); saved under folder/smallest/ and recorded in
-    folder/counterexamples.json (keyed by the program's identity: a regrade of the same build keeps it)."""
+    """`_for_student` in a process of its own: the student's program runs many times here, and one
+    that kills its parent must not take the grader with it."""
     record_path = folder / RECORD
     previous = _read(record_path)
     if previous.get("program_id") == program_id and previous.get("complete"):
         return previous
+    try:
+        record = isolated(_for_student, folder, program_id, rows, cells, graphs, runner, provenance, spent_s, settings)
+    except HarnessKilled as why:
+        record = {"program_id": program_id, "shrunk": [], "search": [], "complete": True,
+                  "skipped": [{"method": "*", "sync": "*", "why": str(why)}]}
+        _write(record_path, record)
+    if err is not None and (record["shrunk"] or any(s["found"] for s in record["search"])):
+        sizes = ", ".join(f"{s['method']} {s['sync']}: {s['edges']} edges" for s in record["shrunk"] + record["search"]
+                          if s.get("edges") is not None)
+        print(f"  counterexamples ({record.get('seconds', 0):.1f} s): {sizes}", file=err)
+    return record
+
+
+def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner,
+                 provenance: dict, spent_s: float, settings: Settings) -> dict:
+    """Shrink each failing (method, sync), then search random graphs for the ones found right, all
+    within max(floor_s, share x spent_s) seconds (each case an equal share of what is left); saved under folder/smallest/ and recorded in
+    folder/counterexamples.json (keyed by the program's identity: a regrade of the same build keeps it)."""
+    record_path = folder / RECORD
     began = time.monotonic()
     budget_s = max(settings.floor_s, settings.share * spent_s)
     target = folder / "smallest"
@@ -200,10 +225,6 @@ def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, gr
         record["search"].append(entry)
     record.update(seconds=round(time.monotonic() - began, 2), complete=not record["skipped"])
     _write(record_path, record)
-    if err is not None and (record["shrunk"] or any(s["found"] for s in record["search"])):
-        sizes = ", ".join(f"{s['method']} {s['sync']}: {s['edges']} edges" for s in record["shrunk"] + record["search"]
-                          if s.get("edges") is not None)
-        print(f"  counterexamples ({record['seconds']:.1f} s): {sizes}", file=err)
     return record
 
 

@@ -187,6 +187,25 @@ def parse_printed(text: str | None, n: int) -> list | None:
     return got
 
 
+class HarnessKilled(Exception):
+    """The process running the candidates died: the program under test killed it (or the machine did)."""
+
+
+def isolated(function, *args, **kwargs):
+    """function(*args, **kwargs) in a process of its own (spawned: no inherited threads or CUDA
+    state): a candidate program that kills its parent kills that process, never the grader.
+    Raises HarnessKilled when it dies."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            return pool.submit(function, *args, **kwargs).result()
+        except BrokenProcessPool:
+            raise HarnessKilled("the process running the candidates died (killed by the program under test?)") \
+                from None
+
+
 def shrink_cell(cell, sweep, provenance: dict, failing_input: Path, kind: str, *,
                 budget: Budget = DEFAULT_BUDGET, tries: int = 1, confirm: int = 4,
                 reproduce: str = "") -> Counterexample:
