@@ -89,6 +89,22 @@ def common_failures(rows: list[dict], top: int = TOP_FAILURES) -> list[dict]:
     return [{"message": m, "runs": sum(c.values()), "students": sorted(c)} for m, c in ranked[:top]]
 
 
+def counterexamples(out: Path, students: dict) -> list[dict]:
+    """Per student, the smallest failing graphs of their current build (counterexamples.json)."""
+    found = []
+    for student, data in students.items():
+        record = _read(out / student / "counterexamples.json")
+        if not record or record.get("program_id") != data.get("program_id"):
+            continue
+        for entry in record.get("shrunk", []) + [s for s in record.get("search", []) if s.get("found")]:
+            found.append({"student": student, "method": entry["method"], "sync": entry["sync"],
+                          "kind": entry["kind"], "edges": entry["edges"], "vertices": entry["vertices"],
+                          "flaky": entry["flaky"], "failed": entry["failed"], "tried": entry["tried"],
+                          "origin": entry.get("origin", ""), "warning": entry in record.get("search", []),
+                          "file": f"{student}/smallest/{entry['method']}-{entry['sync']}.txt"})
+    return found
+
+
 def findings(out: Path, students: list[str]) -> tuple[list[dict], list[dict]]:
     """(every finding with its student, per student what diagnosis ran and skipped)."""
     all_findings, status = [], []
@@ -128,6 +144,7 @@ def collect(out: Path, rows: list[dict] | None = None, similarity: dict | None =
     return {"students": names, "table": table, "columns": columns, "maximum": maximum,
             "histogram": histogram(scores, maximum), "pass_rates": pass_rates(students),
             "failures": common_failures(rows), "findings": found, "diagnosed": diagnosed,
+            "counterexamples": counterexamples(out, students),
             "similarity": similarity if similarity is not None else _read(out / "similarity.json"),
             "mean": sum(scores) / len(scores) if scores else 0.0,
             "median": sorted(scores)[len(scores) // 2] if scores else 0.0,

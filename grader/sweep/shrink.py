@@ -140,7 +140,7 @@ class Reducer:
         if self.runs >= self.budget.runs:
             raise OutOfBudget(f"budget: {self.budget.runs} runs")
         if self.clock() - self.started >= self.budget.seconds:
-            raise OutOfBudget(f"budget: {self.budget.seconds:g} s")
+            raise OutOfBudget(f"budget: {round(self.budget.seconds, 1):g} s")
 
     # --- the passes ---------------------------------------------------------------
     def run(self, graph: EdgeList, confirm: int = 0) -> Shrunk:

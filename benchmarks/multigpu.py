@@ -1,0 +1,223 @@
+"""Every GPU of a host, measured (issue 30): the warm sweep and class grading on 1 GPU and on all
+of them, the verdicts and scores compared cell by cell and student by student, and a worker
+killed mid-sweep.
+
+    python -m benchmarks.multigpu                                   # default sweep + a class, 1 vs all
+    python -m benchmarks.multigpu --sweeps configs/sweep.toml,configs/full.toml:--graphs=roadNet-CA~synth
+    python -m benchmarks.multigpu --class tests/fixtures/class_gpu --copies 4 --nvcc /usr/local/cuda/bin/nvcc
+
+Each measurement is `python -m grader ...` as a user runs it, in a fresh results folder, once
+with CUDA_VISIBLE_DEVICES naming the first GPU and once with every GPU visible (one worker per
+GPU; grading with --jobs J per GPU). Graphs, orderings and references are prepared once
+before anything is timed. The fault case SIGKILLs one worker process of the all-GPU sweep a
+few seconds in: every cell must still be recorded exactly once, with the verdict it has in
+the 1-GPU run, and the grader's stderr must say that the worker died and its cell ran again.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.scaleout import prepare  # noqa: E402
+from grader.commands.sweep import format_table  # noqa: E402
+from sssp_common.record import latest, read_rows  # noqa: E402
+
+CELL = ("graph", "ordering", "method", "sync", "bsize", "bcount", "rep")
+VERDICT = ("status", "distances")
+
+
+def gpus() -> list[str]:
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [str(i) for i, line in enumerate(listed.splitlines()) if line.startswith("GPU ")]
+
+
+def environment(devices: list[str]) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    env["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
+    return env
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The grader's spawned worker processes (children of `parent` running multiprocessing's spawn_main)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == parent and b"spawn_main" in entry.joinpath("cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def run_grader(argv: list[str], devices: list[str], kill_after: float | None = None) -> tuple[float, str, list[int]]:
+    """(wall seconds, stderr, pids killed) of one `python -m grader ...`."""
+    began = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "grader", *argv], cwd=ROOT, env=environment(devices),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed: list[int] = []
+
+    def killer():
+        deadline = time.monotonic() + kill_after + 60
+        time.sleep(kill_after)
+        while time.monotonic() < deadline and process.poll() is None:
+            pids = worker_pids(process.pid)
+            if len(pids) >= 2:
+                os.kill(pids[-1], signal.SIGKILL)
+                killed.append(pids[-1])
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=killer, daemon=True) if kill_after is not None else None
+    if thread:
+        thread.start()
+    out, err = process.communicate()
+    if thread:
+        thread.join(timeout=1)
+    wall = time.perf_counter() - began
+    if process.returncode not in (0, 1):
+        sys.exit(f"multigpu: `grader {' '.join(argv)}` exited {process.returncode}:\n{out[-2000:]}{err[-3000:]}")
+    return wall, err, killed
+
+
+def verdicts(results: Path) -> dict[tuple, tuple]:
+    return {tuple(r.get(k) for k in CELL): tuple(r.get(k) for k in VERDICT) for r in latest(read_rows(results))}
+
+
+def compare_sweep(config: str, extra: list[str], folder: Path, all_gpus: list[str]) -> list:
+    path = ROOT / config
+    prepared = prepare(path, _option(extra, "--graphs"), _option(extra, "--methods"))
+    print(f"multigpu: {config} {' '.join(extra)}: prepared in {prepared:.1f} s", file=sys.stderr, flush=True)
+    walls, found = {}, {}
+    for label, devices in (("1 GPU", all_gpus[:1]), (f"{len(all_gpus)} GPUs", all_gpus)):
+        results = folder / f"{path.stem}-{len(devices)}.jsonl"
+        results.unlink(missing_ok=True)
+        walls[label], _, _ = run_grader(["sweep", "--config", str(path), "--results", str(results), "-q", *extra],
+                                        devices)
+        found[label] = verdicts(results)
+        print(f"multigpu: {config} on {label}: {len(found[label])} cells in {walls[label]:.1f} s", file=sys.stderr,
+              flush=True)
+    one, every = found.values()
+    same = sum(1 for cell, verdict in one.items() if every.get(cell) == verdict)
+    first, second = walls.values()
+    return [f"{path.name} {' '.join(extra)}".strip(), len(one), f"{first:.1f}", f"{second:.1f}", f"{first / second:.2f}x",
+            f"{same} of {len(one)}" + ("" if len(every) == len(one) else f" ({len(every)} cells on all GPUs)")]
+
+
+def fault_case(config: str, folder: Path, all_gpus: list[str], base: dict[tuple, tuple]) -> list[str]:
+    path = ROOT / config
+    results = folder / f"{path.stem}-killed.jsonl"
+    results.unlink(missing_ok=True)
+    wall, err, killed = run_grader(["sweep", "--config", str(path), "--results", str(results), "-q"], all_gpus,
+                                   kill_after=3.0)
+    rows = list(read_rows(results))
+    cells = [tuple(r.get(k) for k in CELL) for r in rows]
+    found = verdicts(results)
+    lines = [f"killed worker pid(s) {killed or 'none (the sweep ended first)'} 3 s into the {len(all_gpus)}-GPU sweep "
+             f"({wall:.1f} s)",
+             f"rows {len(rows)}, distinct cells {len(set(cells))} (every cell once: {len(rows) == len(set(cells))}), "
+             f"cells of the 1-GPU run present {sum(1 for c in base if c in found)} of {len(base)}",
+             f"verdicts equal to the 1-GPU run: {sum(1 for c, v in base.items() if found.get(c) == v)} of {len(base)}"]
+    said = [line for line in err.splitlines() if "died" in line or "replac" in line or "again" in line]
+    lines.append("the grader said: " + (" | ".join(said[:3]) if said else "nothing about the worker"))
+    return lines
+
+
+def compare_grading(class_dir: Path, copies: int, folder: Path, all_gpus: list[str], jobs: int,
+                    nvcc: str | None, config: str | None) -> list:
+    class_copy = folder / "class"
+    shutil.rmtree(class_copy, ignore_errors=True)
+    class_copy.mkdir(parents=True)
+    for copy in range(copies):
+        for student in sorted(p for p in class_dir.iterdir() if p.is_dir()):
+            shutil.copytree(student, class_copy / f"{student.name}{copy}")
+    count = sum(1 for _ in class_copy.iterdir())
+    walls, scores = {}, {}
+    for label, devices in (("1 GPU", all_gpus[:1]), (f"{len(all_gpus)} GPUs", all_gpus)):
+        out = folder / f"graded-{len(devices)}"
+        shutil.rmtree(out, ignore_errors=True)
+        argv = ["grade", str(class_copy), "--out", str(out), "-q", "--no-diagnosis", "--no-shrink",
+                "--jobs", str(jobs), *(["--nvcc", nvcc] if nvcc else []), *(["--config", config] if config else [])]
+        walls[label], _, _ = run_grader(argv, devices)
+        scores[label] = {p.parent.name: json.loads(p.read_text())["score"] for p in out.glob("*/results.json")}
+        print(f"multigpu: grading {count} students on {label}: {walls[label]:.1f} s", file=sys.stderr, flush=True)
+    one, every = scores.values()
+    same = sum(1 for s, v in one.items() if every.get(s) == v)
+    first, second = walls.values()
+    return [f"grade {count} students (--jobs {jobs} per GPU)", count, f"{first:.1f}", f"{second:.1f}",
+            f"{first / second:.2f}x", f"{same} of {len(one)} scores"]
+
+
+def _option(extra: list[str], name: str):
+    for index, item in enumerate(extra):
+        if item == name and index + 1 < len(extra):
+            return extra[index + 1]
+        if item.startswith(name + "="):
+            return item.split("=", 1)[1]
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sweeps", default="configs/sweep.toml",
+                        help="comma-separated configs, each optionally CONFIG:OPT=VALUE:... (grader sweep options)")
+    parser.add_argument("--class", dest="class_dir", type=Path, default=ROOT / "tests" / "fixtures" / "class_gpu")
+    parser.add_argument("--copies", type=int, default=4, help="copies of the class (4 students x 4 = 16)")
+    parser.add_argument("--jobs", type=int, default=4, help="grade --jobs (students' correctness runs at once per GPU)")
+    parser.add_argument("--grade-config", help="grading config (default: the grader's)")
+    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    parser.add_argument("--no-fault", action="store_true")
+    parser.add_argument("--no-grade", action="store_true")
+    args = parser.parse_args(argv)
+    all_gpus = gpus()
+    if len(all_gpus) < 2:
+        print(f"multigpu: {len(all_gpus)} GPU(s) visible: nothing to compare", file=sys.stderr)
+        return 2
+    folder = Path(tempfile.mkdtemp(prefix="multigpu-"))
+    table = []
+    for item in args.sweeps.split(","):
+        config, *options = item.split(":")
+        extra = [part for option in options for part in option.split("=", 1)]
+        table.append(compare_sweep(config, extra, folder, all_gpus))
+    base = verdicts(folder / f"{Path(args.sweeps.split(',')[0].split(':')[0]).stem}-1.jsonl")
+    fault = [] if args.no_fault else fault_case(args.sweeps.split(",")[0].split(":")[0], folder, all_gpus, base)
+    if not args.no_grade:
+        table.append(compare_grading(args.class_dir, args.copies, folder, all_gpus, args.jobs, args.nvcc,
+                                     args.grade_config))
+    print(f"\n{len(all_gpus)} GPUs: {', '.join(_names())}")
+    print(format_table(["what", "cells/students", "1 GPU s", f"{len(all_gpus)} GPUs s", "speed-up", "same verdicts"],
+                       table))
+    if fault:
+        print("\nfault case (a worker SIGKILLed mid-sweep):")
+        print("\n".join(f"  {line}" for line in fault))
+    print(f"\nresults: {folder}")
+    return 0
+
+
+def _names() -> list[str]:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=30).stdout.split("\n")[:-1]
+    except (OSError, subprocess.TimeoutExpired):
+        return ["?"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
