@@ -120,3 +120,35 @@ def test_close_stops_runs_in_flight_and_wakes_drain():
     pool.close(cancel=True)
     thread.join(timeout=30)
     assert not thread.is_alive() and time.monotonic() - began < 30
+
+
+def test_every_gpu_takes_students_each_student_stays_on_one():
+    """SpreadPool: with two GPUs each student's runs all go to one of them, the students spread
+    evenly; a timing run overlaps nothing on its own GPU (other GPUs go on)."""
+    from grader.sweep.executors.shared import SpreadPool
+    pool = SpreadPool(fake_run, 2, ["0", "1"], is_timing=lambda task: task[0].startswith("t"),
+                      free_mb=lambda: 100_000)
+    rows: dict[str, list[dict]] = {}
+
+    def student(name):
+        for index in range(3):
+            pool.submit(f"{name}{index}", (f"c{name}{index}", 0.05))
+        pool.submit(f"{name}t", (f"t{name}", 0.1))
+        rows[name] = [o.row for o in pool.drain(wait=True)]
+
+    try:
+        threads = [threading.Thread(target=student, args=(n,)) for n in "abcd"]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        pool.close()
+    gpu_of = {name: {r["gpu"] for r in found} for name, found in rows.items()}
+    assert all(len(g) == 1 for g in gpu_of.values()), gpu_of
+    per_gpu = [sum(1 for g in gpu_of.values() if g == {gpu}) for gpu in ("0", "1")]
+    assert per_gpu == [2, 2]
+    for gpu in ("0", "1"):
+        mine = [r for found in rows.values() for r in found if r["gpu"] == gpu]
+        for timing in (r for r in mine if r["key"].startswith("t")):
+            assert not any(overlaps(timing, other) for other in mine if other is not timing)

@@ -291,7 +291,8 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
                           built, began)
         if shrink:   # each wrong method shrunk to its smallest failing graph; the others tried on small random ones
             counterexamples.for_student(folder, program_id, list(rows.values()), cells, graphs, runner, provenance,
-                                        time.monotonic() - began, grading.counterexamples, err=None if quiet else err)
+                                        time.monotonic() - began, grading.counterexamples, err=None if quiet else err,
+                                        submit=schedule.correctness_job(classrun, counterexamples.job))
         data = _publish(folder, student, grading, built, cells, rows, extra, report=report)
     return {**data, "built": built["built"],
             "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells),

@@ -157,15 +157,26 @@ TEST_NAME = "Smallest failing graphs"
 
 
 def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner, provenance: dict,
-                spent_s: float, settings: Settings = Settings(), err=None) -> dict:
+                spent_s: float, settings: Settings = Settings(), err=None, submit=None) -> dict:
     """`_for_student` in a process of its own: the student's program runs many times here, and one
-    that kills its parent must not take the grader with it."""
+    that kills its parent must not take the grader with it. `submit` (grade --jobs): hand the work
+    to the shared GPU pool as one correctness job, so it is admitted like any correctness run (never
+    beside a timing run) on the student's GPU; else a process spawned for it."""
     record_path = folder / RECORD
     previous = _read(record_path)
     if previous.get("program_id") == program_id and previous.get("complete"):
         return previous
+    arguments = dict(folder=folder, program_id=program_id, rows=rows, cells=cells, graphs=graphs, runner=runner,
+                     provenance=provenance, spent_s=spent_s, settings=settings)
     try:
-        record = isolated(_for_student, folder, program_id, rows, cells, graphs, runner, provenance, spent_s, settings)
+        if submit is not None:
+            try:
+                record = submit(arguments).result()[0]
+            except Exception as error:       # its worker died MAX_ATTEMPTS times, or the job failed
+                raise HarnessKilled(f"the worker running the candidates failed: {type(error).__name__}: {error}") \
+                    from None
+        else:
+            record = isolated(job, arguments)
     except HarnessKilled as why:
         record = {"program_id": program_id, "shrunk": [], "search": [], "complete": True,
                   "skipped": [{"method": "*", "sync": "*", "why": str(why)}]}
@@ -175,6 +186,11 @@ def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, gr
                           if s.get("edges") is not None)
         print(f"  counterexamples ({record.get('seconds', 0):.1f} s): {sizes}", file=err)
     return record
+
+
+def job(arguments: dict) -> dict:
+    """A pool or process job: one student's counterexamples (the record, a dict like a run's row)."""
+    return _for_student(**arguments)
 
 
 def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner,

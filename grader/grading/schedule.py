@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 from grader.grading import diagnosis, similarity
 from grader.grading.build import build as plain_build
 from grader.sweep.executors import visible_gpus
-from grader.sweep.executors.shared import CORRECTNESS, SharedGpuPool
+from grader.sweep.executors.shared import CORRECTNESS, SharedGpuPool, SpreadPool
 from sssp_common.files import write_text_atomically
 
 
@@ -73,11 +73,22 @@ def start(jobs: int, sanitizer: str | None = None, diagnose: bool = True, force:
 
 
 def open_pool(run: ClassRun, fn: Callable) -> SharedGpuPool:
-    """N workers on the first visible GPU (or the CPU); timing runs: those on run.timed graphs."""
+    """N workers on each visible GPU (or on the CPU); timing runs: those on run.timed graphs."""
     gpus = visible_gpus()
-    run.pool = SharedGpuPool(fn, run.jobs, gpu=gpus[0] if gpus else None,
-                             is_timing=lambda task: task.cell.graph in run.timed)
+    timing = lambda task: task.cell.graph in run.timed  # noqa: E731
+    if len(gpus) > 1:      # every GPU: each student's runs on one of them, students spread evenly
+        run.pool = SpreadPool(fn, run.jobs, gpus, is_timing=timing)
+    else:
+        run.pool = SharedGpuPool(fn, run.jobs, gpu=gpus[0] if gpus else None, is_timing=timing)
     return run.pool
+
+
+def correctness_job(run: ClassRun, fn: Callable) -> Callable | None:
+    """With --jobs: a function handing one job to the shared pool as a correctness run (admitted
+    like one, on the calling student's GPU); None without a shared pool."""
+    if run.pool is None:
+        return None
+    return lambda job: run.pool.submit_future(job, fn=fn, kind=CORRECTNESS)
 
 
 def timed_graphs(graphs: dict) -> set[str]:

@@ -237,3 +237,50 @@ class SharedGpuPool:
             self._free.append(slot)
             self.history.append((key, kind, began, time.monotonic()))
             self._lock.notify_all()
+
+
+class SpreadPool:
+    """A SharedGpuPool per visible GPU: each calling thread (a student being graded) is given one
+    GPU for all its runs, the GPU with the fewest students on it, so a student's correctness runs
+    share that GPU with other students' and its timing runs have that GPU alone. Runs on other
+    GPUs go on meanwhile (their host work is on other cores)."""
+    kind = "local"
+
+    def __init__(self, fn: Callable, jobs: int, gpus: list[str], is_timing: Callable = lambda task: False,
+                 **options):
+        self._pools = [SharedGpuPool(fn, jobs, gpu=gpu, is_timing=is_timing, **options) for gpu in gpus]
+        self._lock = threading.Lock()
+        self._assigned: dict[int, SharedGpuPool] = {}
+        self._students = [0] * len(self._pools)
+        self.workers = jobs * len(self._pools)
+
+    @property
+    def history(self) -> list:
+        return [entry for pool in self._pools for entry in pool.history]
+
+    def _mine(self) -> SharedGpuPool:
+        me = threading.get_ident()
+        with self._lock:
+            pool = self._assigned.get(me)
+            if pool is None:
+                index = min(range(len(self._pools)), key=lambda i: (self._students[i], i))
+                self._students[index] += 1
+                pool = self._assigned[me] = self._pools[index]
+            return pool
+
+    def describe(self) -> str:
+        return (f"{len(self._pools)} GPUs, {self.workers // len(self._pools)} worker processes each (a student's runs on "
+                f"one GPU: correctness runs together, timing runs alone on it)")
+
+    def submit(self, key: str, task, fn: Callable | None = None, kind: str | None = None) -> None:
+        self._mine().submit(key, task, fn, kind)
+
+    def submit_future(self, task, fn: Callable | None = None, kind: str | None = None, key: str = "") -> Future:
+        return self._mine().submit_future(task, fn, kind, key=key)
+
+    def drain(self, wait: bool = True) -> Iterator[Outcome]:
+        return self._mine().drain(wait)
+
+    def close(self, cancel: bool = False) -> None:
+        for pool in self._pools:
+            pool.close(cancel)
