@@ -1,7 +1,8 @@
 """The jail (grader/jail/bwrap.py), attacked the way issue 22 attacked the grader: every fixture
 under tests/fixtures/jail/ really tries its attack, and each test asserts that the attack had no
 effect and earned no correctness credit (no attacker scores above `nothing`, a submission that
-does no work at all). One control test shows the collusion attack working without the jail
+does no work at all). Grading here does not shrink failures to small graphs (`shrink=False`):
+those reruns take the same jailed path, and would only multiply the attackers' runs. One control test shows the collusion attack working without the jail
 (--unsafe), so the fixtures are known to bite.
 
 Needs root and bubblewrap: `make test` installs bubblewrap where it can. Without a jail these
@@ -92,7 +93,7 @@ def test_a_class_of_attackers_gets_no_credit_and_learns_nothing(tmp_path, capsys
     attacker(subs, "hog", "e_hog")
     attacker(subs, "nothing", "f_nothing")
     before = set(leftovers_on_host(["answers-*", "giver-secret", "hog-fill-*"]))
-    assert grade.run([subs], out=out, config=jail_config(tmp_path), quiet=True, methods=["tpe"]) == 0
+    assert grade.run([subs], out=out, config=jail_config(tmp_path), quiet=True, methods=["tpe"], shrink=False) == 0
     giver = rows_of(out, "a_giver")
     assert {r["status"] for r in giver} == {"ok"}, [r["detail"] for r in giver]
     assert all(r["protections"]["jail"] and not r["protections"]["not_in_force"] for r in giver)
@@ -124,7 +125,7 @@ def test_without_the_jail_the_copier_does_get_credit(tmp_path, capsys):
     before = set(leftovers_on_host(["answers-*", "giver-secret"]))
     out = tmp_path / "out"
     try:
-        assert grade.run([subs], out=out, config=jail_config(tmp_path), quiet=True, methods=["tpe"], unsafe=True) == 0
+        assert grade.run([subs], out=out, config=jail_config(tmp_path), quiet=True, methods=["tpe"], shrink=False, unsafe=True) == 0
     finally:
         for path in set(leftovers_on_host(["answers-*", "giver-secret"])) - before:
             path.unlink()
@@ -233,7 +234,7 @@ def test_a_killer_in_one_grader_cannot_touch_another_graders_student(tmp_path):
         env = {**os.environ, "TMPDIR": str(temp)}
         graders[name] = subprocess.Popen(
             [sys.executable, "-m", "grader", "grade", str(student), "--out", str(tmp_path / f"out-{name}"),
-             "--config", str(conf), "--methods", "tpe", "-q"], cwd=ROOT, env=env,
+             "--config", str(conf), "--methods", "tpe", "-q", "--no-shrink"], cwd=ROOT, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done = {name: process.communicate(timeout=240) for name, process in graders.items()}
     assert graders["victim"].returncode == 0, done["victim"][1]
@@ -269,13 +270,13 @@ def test_grade_refuses_without_a_jail_and_unsafe_says_so(tmp_path, monkeypatch, 
     subs = attacker(tmp_path / "subs", "nothing")
     monkeypatch.setenv("GRADER_BWRAP", str(tmp_path / "no-such-bwrap"))
     err = io.StringIO()
-    assert grade.run([subs], out=tmp_path / "out", config=jail_config(tmp_path), quiet=True, methods=["tpe"],
+    assert grade.run([subs], out=tmp_path / "out", config=jail_config(tmp_path), quiet=True, methods=["tpe"], shrink=False,
                      err=err) == 2
     said = err.getvalue().strip().splitlines()
     assert len(said) == 1 and "apt-get install bubblewrap" in said[0] and "--unsafe" in said[0]
     assert not (tmp_path / "out" / "nothing").exists()
     out = tmp_path / "unsafe"
-    assert grade.run([subs], out=out, config=jail_config(tmp_path), quiet=True, methods=["tpe"], unsafe=True,
+    assert grade.run([subs], out=out, config=jail_config(tmp_path), quiet=True, methods=["tpe"], shrink=False, unsafe=True,
                      share="group") == 1      # 1: graded, and not one run right (it has no algorithm)
     rows = rows_of(out, "nothing")
     assert rows and all(r["protections"]["jail"] is None and "--unsafe" in r["protections"]["not_in_force"]["jail"]
