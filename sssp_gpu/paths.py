@@ -41,7 +41,7 @@ def derive_predecessors(graph: Graph, dist: np.ndarray, on_gpu: bool = False) ->
     tight &= xp.where(tight, du + w, -1) == d[dst]
     pred = xp.full(graph.n, NONE, dtype=np.int64)
     positive = tight & (w > 0)
-    pred[dst[positive]] = src[positive]  # any one of them will do
+    _scatter_last(xp, pred, dst[positive], src[positive])
     anchored = pred != NONE
     anchored[0] = True
     zero = xp.flatnonzero(tight & (w == 0))
@@ -50,11 +50,21 @@ def derive_predecessors(graph: Graph, dist: np.ndarray, on_gpu: bool = False) ->
         step = anchored[zsrc] & ~anchored[zdst]
         if not bool(step.any()):
             break
-        pred[zdst[step]] = zsrc[step]
+        _scatter_last(xp, pred, zdst[step], zsrc[step])
         anchored[zdst[step]] = True
         keep = ~anchored[zdst]
         zsrc, zdst = zsrc[keep], zdst[keep]
     return pred.get() if on_gpu else pred
+
+
+def _scatter_last(xp, out, where, values) -> None:
+    """out[where[i]] = values[i], the last i winning where `where` repeats: numpy's rule for a
+    fancy-index store, which CuPy leaves undefined. Fixed here so the same graph gives the same
+    paths file on either device and in every run (several tight edges may reach one vertex)."""
+    if where.shape[0] == 0:
+        return
+    targets, first = xp.unique(where[::-1], return_index=True)
+    out[targets] = values[::-1][first]
 
 
 def predecessors(graph: Graph, result, on_gpu: bool = False) -> np.ndarray:
