@@ -95,6 +95,9 @@ def test_a_cuda_class_is_graded_with_findings_page_and_similarity(tmp_path, caps
         pytest.fail("nvcc is not on this GPU machine")
     path = tmp_path / "grading.toml"
     base = config(tmp_path, timeout=60).read_text()
+    # segscan is bmf with --usesmem yes: the template must pass it on, or cam's shared pass never runs
+    base = base.replace("--sync {sync}\"", "--sync {sync} --usesmem {usesmem}\"")
+    assert "--usesmem {usesmem}" in base
     path.write_text(base.replace("[methods.tpe]", '[methods.segscan]\nrun_as = "bmf"\nusesmem = "yes"\n'
                                  'orderings = ["destination"]\nsyncs = ["outcore"]\n[methods.tpe]'))
     out = tmp_path / "out"
