@@ -19,6 +19,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from grader.jail import bwrap, sandbox as sb
 from grader.jail.runner import jail_decision, jail_user, make_jail, read_head, read_tail
@@ -59,17 +60,26 @@ def rewrite_makefiles(tree: Path, options: BuildOptions) -> list[str]:
     """Apply --nvcc/--arch to every Makefile under tree; one line per change."""
     if not options.nvcc and not options.arch:
         return []
+    return edit_makefiles(tree, lambda line: _rewrite_line(line, options),
+                          lambda where, old, new: f"{where}: {old.strip()!r} -> {new.strip()!r}")
+
+
+def edit_makefiles(tree: Path, edit: Callable[[str], str], describe: Callable[[str, str, str], str]) -> list[str]:
+    """edit(line) on every line of every Makefile under tree (links and odd files left alone),
+    each file rewritten in place when a line changed; describe(FILE:LINE, old, new) per change."""
     changes = []
     for path in sorted(tree.rglob("*")):
         if not MAKEFILE_NAMES.match(path.name) or path.is_symlink() or not path.is_file():
             continue
         lines = path.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
+        changed = False
         for number, line in enumerate(lines, 1):
-            new = _rewrite_line(line, options)
+            new = edit(line)
             if new != line:
-                changes.append(f"{path.relative_to(tree)}:{number}: {line.strip()!r} -> {new.strip()!r}")
-                lines[number - 1] = new
-        path.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
+                changes.append(describe(f"{path.relative_to(tree)}:{number}", line, new))
+                lines[number - 1], changed = new, True
+        if changed:
+            path.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
     return changes
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from grader.grading.build import MAKEFILE_NAMES, build
+from grader.grading.build import build, edit_makefiles
 from grader.grading.sanitizer_report import parse
 from grader.jail.runner import run_program
 from grader.sweep.cells import render_command
@@ -119,20 +119,11 @@ def find_sanitizer(path_env: str | None = None) -> str | None:
 
 def add_lineinfo(tree: Path) -> list[str]:
     """-lineinfo after every nvcc word in the tree's Makefiles (not in comments); the changes."""
-    changes = []
-    for path in sorted(tree.rglob("*")):
-        if not MAKEFILE_NAMES.match(path.name) or path.is_symlink() or not path.is_file():
-            continue
-        lines = path.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
-        for number, line in enumerate(lines, 1):
-            if line.lstrip().startswith("#") or "-lineinfo" in line:
-                continue
-            new = _NVCC_WORD.sub(r"\1 -lineinfo", line)
-            if new != line:
-                changes.append(f"{path.relative_to(tree)}:{number}")
-                lines[number - 1] = new
-        path.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
-    return changes
+    def edit(line: str) -> str:
+        if line.lstrip().startswith("#") or "-lineinfo" in line:
+            return line
+        return _NVCC_WORD.sub(r"\1 -lineinfo", line)
+    return edit_makefiles(tree, edit, lambda where, old, new: where)
 
 
 def lineinfo_build(tree: Path, area: Path, options, sandbox, builder: Callable = build) -> tuple[str | None, str]:
