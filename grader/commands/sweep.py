@@ -122,6 +122,11 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
         row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
         if row["run_id"] in recorded:
             return
+        if outcome.attempts > 1:         # its worker died under it (killed, out of memory, a lost GPU)
+            row["attempts"] = outcome.attempts
+            if outcome.row is not None:
+                _note(progress, err, f"{task.cell.label}: its worker died; ran again on "
+                                     f"{row.get('worker') or 'another worker'} ({outcome.attempts} attempts)")
         store.append(row)
         recorded.add(row["run_id"])
         ran += 1
