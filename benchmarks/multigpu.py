@@ -67,7 +67,8 @@ def worker_pids(parent: int) -> list[int]:
     return found
 
 
-def run_grader(argv: list[str], devices: list[str], kill_after: float | None = None) -> tuple[float, str, list[int]]:
+def run_grader(argv: list[str], devices: list[str], kill_after: float | None = None,
+               timeout_s: float | None = None) -> tuple[float, str, list[int]]:
     """(wall seconds, stderr, pids killed) of one `python -m grader ...`."""
     began = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "grader", *argv], cwd=ROOT, env=environment(devices),
@@ -88,7 +89,12 @@ def run_grader(argv: list[str], devices: list[str], kill_after: float | None = N
     thread = threading.Thread(target=killer, daemon=True) if kill_after is not None else None
     if thread:
         thread.start()
-    out, err = process.communicate()
+    try:
+        out, err = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        err += f"\nmultigpu: stopped after {timeout_s:.0f} s (the grader had not finished)"
     if thread:
         thread.join(timeout=1)
     wall = time.perf_counter() - began
@@ -126,7 +132,7 @@ def fault_case(config: str, folder: Path, all_gpus: list[str], base: dict[tuple,
     results = folder / f"{path.stem}-killed.jsonl"
     results.unlink(missing_ok=True)
     wall, err, killed = run_grader(["sweep", "--config", str(path), "--results", str(results), "-q"], all_gpus,
-                                   kill_after=3.0)
+                                   kill_after=3.0, timeout_s=120)
     rows = list(read_rows(results))
     cells = [tuple(r.get(k) for k in CELL) for r in rows]
     found = verdicts(results)
@@ -135,7 +141,7 @@ def fault_case(config: str, folder: Path, all_gpus: list[str], base: dict[tuple,
              f"rows {len(rows)}, distinct cells {len(set(cells))} (every cell once: {len(rows) == len(set(cells))}), "
              f"cells of the 1-GPU run present {sum(1 for c in base if c in found)} of {len(base)}",
              f"verdicts equal to the 1-GPU run: {sum(1 for c, v in base.items() if found.get(c) == v)} of {len(base)}"]
-    said = [line for line in err.splitlines() if "died" in line or "replac" in line or "again" in line]
+    said = [line for line in err.splitlines() if "died" in line or "stopped after" in line or "again" in line]
     lines.append("the grader said: " + (" | ".join(said[:3]) if said else "nothing about the worker"))
     return lines
 
@@ -196,17 +202,17 @@ def main(argv: list[str] | None = None) -> int:
         config, *options = item.split(":")
         extra = [part for option in options for part in option.split("=", 1)]
         table.append(compare_sweep(config, extra, folder, all_gpus))
-    base = verdicts(folder / f"{Path(args.sweeps.split(',')[0].split(':')[0]).stem}-1.jsonl")
-    fault = [] if args.no_fault else fault_case(args.sweeps.split(",")[0].split(":")[0], folder, all_gpus, base)
-    if not args.no_grade:
-        table.append(compare_grading(args.class_dir, args.copies, folder, all_gpus, args.jobs, args.nvcc,
-                                     args.grade_config))
+    header = ["what", "cells/students", "1 GPU s", f"{len(all_gpus)} GPUs s", "speed-up", "same verdicts"]
     print(f"\n{len(all_gpus)} GPUs: {', '.join(_names())}")
-    print(format_table(["what", "cells/students", "1 GPU s", f"{len(all_gpus)} GPUs s", "speed-up", "same verdicts"],
-                       table))
-    if fault:
+    print(format_table(header, table), flush=True)        # printed now: the steps below may run out of time
+    if not args.no_grade:
+        row = compare_grading(args.class_dir, args.copies, folder, all_gpus, args.jobs, args.nvcc, args.grade_config)
+        print(format_table(header, [row]), flush=True)
+    if not args.no_fault:
+        base = verdicts(folder / f"{Path(args.sweeps.split(',')[0].split(':')[0]).stem}-1.jsonl")
+        fault = fault_case(args.sweeps.split(",")[0].split(":")[0], folder, all_gpus, base)
         print("\nfault case (a worker SIGKILLed mid-sweep):")
-        print("\n".join(f"  {line}" for line in fault))
+        print("\n".join(f"  {line}" for line in fault), flush=True)
     print(f"\nresults: {folder}")
     return 0
 
