@@ -3,6 +3,7 @@ weights, budgets, flakiness; and the random search's graph families."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,3 +148,20 @@ def test_each_family_gives_a_valid_small_graph(family):
         assert None in correct(graph)
     if family == "zero-weights":
         assert (graph.weight == 0).any()
+
+
+def test_the_grading_config_sets_the_counterexample_budget_and_names_a_bad_key(tmp_path):
+    from grader.grading.config import load_grading
+    from grader.tomlfile import ConfigError
+    root = Path(__file__).resolve().parents[1]
+    base = (f'graphs = ["figure1"]\n[program]\ncommand = "{{sssp}} -input {{input}} -output {{output}} {{method}}"\n'
+            f'[methods.bmf]\n[grading]\nrubric = "{root / "configs" / "rubric.toml"}"\n[grading.counterexamples]\n')
+    good = tmp_path / "good.toml"
+    good.write_text(base + "floor_s = 0\nsearch_graphs = 0\nmax_runs = 50\nshare = 0.1\n")
+    settings = load_grading(good).counterexamples
+    assert (settings.floor_s, settings.search_graphs, settings.budget.runs, settings.share) == (0, 0, 50, 0.1)
+    for bad, key in (("floor_s = -1\n", "floor_s"), ("max_runs = 0\n", "max_runs"), ("budget = 3\n", "budget")):
+        path = tmp_path / "bad.toml"
+        path.write_text(base + bad)
+        with pytest.raises(ConfigError, match=key):
+            load_grading(path)

@@ -82,13 +82,19 @@ def _counterexamples(table, path: Path) -> Settings:
         raise ConfigError(f"{path}: [grading.counterexamples] must be a table")
     check_keys(table, COUNTEREXAMPLE_KEYS, "grading.counterexamples", path=path)
     default = Settings()
-    runs = int(_number(table, "max_runs", default.budget.runs, path))
-    seconds = _number(table, "max_seconds", default.budget.seconds, path)
-    return Settings(budget=Budget(runs=runs, seconds=seconds),
-                    search_graphs=int(_number(table, "search_graphs", default.search_graphs, path)),
-                    tries=max(1, int(_number(table, "tries", default.tries, path))),
-                    share=_number(table, "share", default.share, path),
-                    floor_s=_number(table, "floor_s", default.floor_s, path))
+
+    def value(key: str, fallback, least: float):
+        got = table.get(key, fallback)
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or got < least:
+            raise ConfigError(f"{path}: grading.counterexamples.{key} must be a number >= {least:g}, got {got!r}")
+        return got
+
+    return Settings(budget=Budget(runs=int(value("max_runs", default.budget.runs, 1)),
+                                  seconds=value("max_seconds", default.budget.seconds, 0.1)),
+                    search_graphs=int(value("search_graphs", default.search_graphs, 0)),
+                    tries=int(value("tries", default.tries, 1)),
+                    share=value("share", default.share, 0),
+                    floor_s=value("floor_s", default.floor_s, 0))
 
 
 def _number(table: dict, key: str, default, path: Path) -> float:
