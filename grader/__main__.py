@@ -17,8 +17,8 @@ examples:
   python -m grader sweep                          the default matrix (configs/sweep.toml), resumable
   python -m grader sweep --dry-run                list the cells and which are already done
   python -m grader grade submissions/ --out graded/     grade a class's submissions
-  python -m grader shrink --program "./my-sssp -input {input} -bsize {bsize} -bcount {bcount} -output {output} {method} -sync {sync}" \
-      --graph p2p-Gnutella04 --method tpe --sync incore      the smallest graph your tpe gets wrong
+  python -m grader shrink --program P --graph G --method tpe --sync incore
+                                                  the smallest graph program P gets wrong
   python -m grader report                         report/out/report.md, report.html, tables.tex
   python -m grader fetch roadNet-CA               download, verify, unpack (needs a network)
   python -m grader synth all --scale 0.1          deterministic stand-ins for the big graphs
