@@ -336,9 +336,12 @@ def test_hostile_submissions_change_nothing_outside_their_run(tmp_path, capsys, 
     uids = {int(r["protections"]["user"].split()[1]) for r in hostile}     # each run's jail has its own
     assert all(sandbox.DEFAULT_UID <= uid < sandbox.DEFAULT_UID + sandbox.SLOTS for uid in uids)
     assert all(r["protections"]["jail"] and r["protections"]["netns"] for r in hostile)
-    # the hang: a timeout, its setsid grandchild killed too
+    # the hang: a timeout, its setsid grandchild killed too. In the jail's pid namespace the kernel
+    # kills the grandchild with the namespace's first process, sometimes before the reaper counts
+    # it (under load), so the count may be 0: what must hold is that none survives (checked below).
     hang = rows_of(out, "hang_setsid")
-    assert {r["status"] for r in hang} == {"timeout"} and all(r["killed_descendants"] >= 1 for r in hang)
+    assert {r["status"] for r in hang} == {"timeout"}
+    assert all(r["killed_descendants"] >= 1 or "pid" in r["protections"]["jail"]["namespaces"] for r in hang)
     # the flood: stopped by the file-size limit, a crash; the grade went on
     flood = rows_of(out, "flood")
     assert {r["status"] for r in flood} == {"crash"} and "SIGXFSZ" in flood[0]["detail"]
