@@ -29,7 +29,6 @@ from pathlib import Path
 
 from grader.grading import classpage, counterexamples, gradebook, schedule
 from grader.grading.diagnosis import results_test as diagnosis_test
-from grader.grading.build import build
 from grader.grading.privacy import SHARE_CHOICES, set_access
 from grader.jail.bwrap import unavailable as jail_unavailable
 from grader.sweep.cells import expand, graph_label
