@@ -146,3 +146,12 @@ search_graphs = 8
     record = json.loads((out / "bug0" / "counterexamples.json").read_text())
     assert record["shrunk"] == [] and record["search"] and not any(s["found"] for s in record["search"])
     assert not (out / "bug0" / "smallest").exists()
+
+
+def test_a_program_that_cannot_start_is_one_line_not_a_counterexample(tmp_path):
+    graph = random_graph(tmp_path / "g.txt", seed=1)
+    err = io.StringIO()
+    code = shrink_command.run(program=TEMPLATE.format(binary=tmp_path / "missing"), graph=str(graph), method="tpe",
+                              sync="incore", out_dir=tmp_path / "smallest", out=io.StringIO(), err=err)
+    assert code == 2 and err.getvalue().count("\n") == 1 and "no such executable file" in err.getvalue()
+    assert not (tmp_path / "smallest").exists()

@@ -7,11 +7,14 @@ run like a graded run and judged against the reference) and save the counterexam
 """
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
 from grader.sweep import cellrun
-from grader.sweep.cells import Cell, graph_label
+from grader.sweep.cells import PROJECT_SSSP, Cell, graph_label
 from grader.sweep.config import KNOWN_METHODS, ConfigError, load_config
 from grader.sweep.counterexample import save, shrink_cell
 from grader.sweep.graphs import GraphUnavailable, prepare_graph
@@ -71,6 +74,10 @@ def run(program=None, graph="", method="", sync="", bsize=256, bcount=8, order=N
     except ConfigError as error:
         print(f"grader shrink: {error}", file=err)
         return 2
+    problem = _program_problem(sweep.command)
+    if problem:
+        print(f"grader shrink: {problem}", file=err)
+        return 2
     try:
         prepared = prepare_graph(graph, sweep, {ordering}, sweep.cache_dir)
     except GraphUnavailable as error:
@@ -99,3 +106,20 @@ def run(program=None, graph="", method="", sync="", bsize=256, bcount=8, order=N
           f"{shrunk.tried} runs{' (flaky: likely a race)' if shrunk.flaky else ''}; {shrunk.runs} runs, "
           f"{shrunk.seconds:.1f} s, {shrunk.stopped}", file=out)
     return 0
+
+
+def _program_problem(template: str) -> str:
+    """Why the template's program cannot run at all (a missing file is no bug of the program's to
+    shrink), or ""."""
+    try:
+        first = shlex.split(template)[0]
+    except (ValueError, IndexError):
+        return f"bad --program template: {template!r}"
+    if first == "{python}":
+        return ""
+    if first == "{sssp}":
+        return "" if PROJECT_SSSP.exists() else f"{PROJECT_SSSP} does not exist: run `make sssp` first"
+    if "/" in first:
+        path = Path(first).expanduser()
+        return "" if path.is_file() and os.access(path, os.X_OK) else f"{first}: no such executable file"
+    return "" if shutil.which(first) else f"{first}: not found on PATH"
