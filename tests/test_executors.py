@@ -216,7 +216,7 @@ def test_a_program_that_kills_its_worker_is_recorded_as_failed_and_the_sweep_goe
 def test_shrinking_a_program_that_kills_its_parent_leaves_the_grader_standing(tmp_path, capsys):
     """The shrinker runs candidates many times after the sweep: in a process of its own, so a
     program that kills its parent takes only that process."""
-    config = config_with(tmp_path, [FIGURE1], ["killworker"])
+    config = config_with(tmp_path, [FIGURE1], ["ok", "killworker"])    # it answers for ok: worth shrinking
     assert sweep.run(config=config, results=tmp_path / "r.jsonl", quiet=True, workers=2) == 1
     said = capsys.readouterr()
     assert "not shrunk: the process running the candidates died" in said.err

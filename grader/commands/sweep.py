@@ -191,6 +191,10 @@ def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, out, e
     rows = [row for row in latest_by_run_id(read_rows(results_path)).values() if row["run_id"] in mine]
     if not failing_cases(rows):
         return
+    if not any(row.get("status") in ("ok", "wrong") for row in rows):   # it never ran to an answer
+        print("\ngrader sweep: no run of the program gave an answer (every one crashed or timed out): "
+              "nothing to shrink; see the failures above", file=err)
+        return
     folder = results_path.parent / f"{results_path.stem}-smallest"
     print("\ngrader sweep: shrinking each failing method to its smallest failing graph (--no-shrink: skip)",
           file=err)
