@@ -17,6 +17,7 @@ from grader.sweep import cellrun
 from grader.sweep.cells import PROJECT_SSSP, Cell, graph_label
 from grader.sweep.config import KNOWN_METHODS, ConfigError, load_config
 from grader.sweep.counterexample import save, shrink_cell
+from grader.sweep.executors.celltask import RowList
 from grader.sweep.graphs import GraphUnavailable, prepare_graph
 from grader.sweep.identity import template_identity
 from grader.sweep.shrink import Budget, FAILURE_KINDS
@@ -27,14 +28,6 @@ from sssp_common.vocabulary import ORDERINGS, SYNCS
 
 HELP = "shrink one failing case (program, graph, method, sync, configuration) to its smallest failing graph"
 DEFAULT_CONFIG = Path("configs/sweep.toml")
-
-
-class _Rows:
-    def __init__(self):
-        self.rows = []
-
-    def append(self, row):
-        self.rows.append(row)
 
 
 def add_arguments(parser) -> None:
@@ -88,7 +81,7 @@ def run(program=None, graph="", method="", sync="", bsize=256, bcount=8, order=N
     provenance = {"machine": machine(), "commit": project_commit()}
     statuses = []
     for _ in range(max(1, tries)):
-        row, _ = cellrun.run_cell(cell, prepared, sweep, provenance, _Rows())
+        row, _ = cellrun.run_cell(cell, prepared, sweep, provenance, RowList())
         statuses.append(row["status"])
     failures = [s for s in statuses if s in FAILURE_KINDS]
     if not failures:

@@ -180,13 +180,14 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     status = summarise(sweep, cells, results_path, skipped, overheads, ran, time.perf_counter() - started, out, err,
                        session=recorded)
     if shrink and not cellrun.is_project_template(sweep.command):
-        _shrink_wrong(sweep, cells, prepared, provenance, results_path, out, err)
+        _shrink_wrong(sweep, cells, prepared, provenance, results_path, time.perf_counter() - started, out, err)
     return status
 
 
-def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, out, err) -> None:
-    """Each wrong (method, sync) of a student's program shrunk once to its smallest failing graph."""
-    from grader.grading.counterexamples import Settings, failing_cases, shrink_student
+def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, spent_s: float, out, err) -> None:
+    """Each wrong (method, sync) of a student's program shrunk once to its smallest failing graph,
+    as grade does it (grader.grading.counterexamples), within a quarter of the sweep's time."""
+    from grader.grading.counterexamples import Settings, failing_cases, for_student
     mine = {cell.run_id for cell in cells}
     rows = [row for row in latest_by_run_id(read_rows(results_path)).values() if row["run_id"] in mine]
     if not failing_cases(rows):
@@ -195,13 +196,18 @@ def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, out, e
         print("\ngrader sweep: no run of the program gave an answer (every one crashed or timed out): "
               "nothing to shrink; see the failures above", file=err)
         return
-    folder = results_path.parent / f"{results_path.stem}-smallest"
+    folder = results_path.parent / f"{results_path.stem}-shrunk"
+    folder.mkdir(parents=True, exist_ok=True)
     print("\ngrader sweep: shrinking each failing method to its smallest failing graph (--no-shrink: skip)",
           file=err)
-    for example in shrink_student(rows, cells, prepared, sweep, provenance, folder, Settings(search_graphs=0), err=err):
-        shrunk = example.shrunk
-        print(f"counterexample {example.cell.method} {example.cell.sync}: {example.path} ({shrunk.graph.edges} edges; "
-              f"{shrunk.kind} {shrunk.failed} of {shrunk.tried} runs{', flaky' if shrunk.flaky else ''})", file=out)
+    record = for_student(folder, cells[0].program_id or cells[0].program, rows, cells, prepared, sweep, provenance,
+                         spent_s, Settings(search_graphs=0))
+    for entry in record["shrunk"]:
+        print(f"counterexample {entry['method']} {entry['sync']}: {entry['file']} ({entry['edges']} edges; "
+              f"{entry['kind']} {entry['failed']} of {entry['tried']} runs{', flaky' if entry['flaky'] else ''})",
+              file=out)
+    for skipped in record["skipped"]:
+        print(f"  {skipped['method']} {skipped['sync']}: not shrunk: {skipped['why']}", file=err)
 
 
 def default_results(sweep: SweepConfig, scale_override=None) -> Path:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from grader.data.smallgraphs import search_graphs
 from grader.sweep.counterexample import (DEFAULT_BUDGET, CandidateRunner, Counterexample, HarnessKilled, isolated,
                                          save, shrink_cell)
+from sssp_common.files import write_text_atomically
 from grader.sweep.shrink import FAILURE_KINDS, Budget, EdgeList
 from sssp_common.vocabulary import SPEC_CONFIGS
 
@@ -68,35 +68,6 @@ def cell_of(row: dict, cells: list):
         if cell.run_id == row["run_id"]:
             return cell
     return None
-
-
-def shrink_student(rows: list[dict], cells: list, graphs: dict, sweep, provenance: dict, folder: Path,
-                   settings: Settings = Settings(), err=None) -> list[Counterexample]:
-    """Shrink each failing (method, sync); save DIR/<student>/smallest/<method>-<sync>.txt (+ .png)."""
-    found = []
-    for (method, sync), row in sorted(failing_cases(rows).items()):
-        cell = cell_of(row, cells)
-        graph = graphs.get(row["graph"])
-        if cell is None or graph is None:
-            continue
-        failing_input = graph.ordered[cell.ordering]
-        try:
-            example = isolated(shrink_cell, cell, sweep, provenance, failing_input, row["status"],
-                               budget=settings.budget, tries=settings.tries if _flaky_hint(rows, method, sync) else 1,
-                               confirm=settings.confirm)
-        except HarnessKilled as why:
-            if err is not None:
-                print(f"  {method} {sync}: not shrunk: {why}", file=err)
-            continue
-        example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices)"
-        save(example, folder)
-        draw(example, folder)
-        found.append(example)
-        if err is not None:
-            print(f"  {method} {sync}: {row['status']} on {row['graph']} -> {example.shrunk.graph.edges} edges "
-                  f"({example.shrunk.runs} runs, {example.shrunk.seconds:.1f} s, {example.shrunk.stopped})",
-                  file=err)
-    return found
 
 
 def _flaky_hint(rows: list[dict], method: str, sync: str) -> bool:
@@ -328,6 +299,4 @@ def _read(path: Path) -> dict:
 
 
 def _write(path: Path, data: dict) -> None:
-    partial = path.with_name(f".{path.name}.part")
-    partial.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(partial, path)
+    write_text_atomically(path, json.dumps(data, indent=1, default=str))

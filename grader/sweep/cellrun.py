@@ -8,7 +8,7 @@ SweepConfig or anything with its attributes, plus optionally
 - `patterns`: timing-line patterns (grader.sweep.timings.Pattern) to recover times with,
 - `program_path`: what `{sssp}` means (grade: the built submission; default this checkout's),
 - `record_extra`: fields added to every row (grade: the build options),
-- `capture_output`: called with a small output file's text (or None): the shrinker's view.
+- `capture_distances`: called with the distances the output file holds (or None): the shrinker's view.
 No state is kept between calls but a memo of sandbox-reachability probes.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from grader.data import inputs
 from grader.sweep import outfile, warm
 from grader.sweep.cells import PROJECT_SSSP, render_command
-from grader.sweep.check import classify
+from grader.sweep.check import classify, parse_output
 from grader.jail.runner import run_program
 from grader.jail.sandbox import Sandbox
 from grader.sweep.timings import DEFAULT_PATTERNS, wall_startup
@@ -106,9 +106,9 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
               if warm.eligible(sweep, cell, program) else fresh()) as result:
             verdict = classify(result, graph.reference, sweep.sentinels,
                                getattr(sweep, "patterns", DEFAULT_PATTERNS), max_output_bytes=bound)
-            capture = getattr(sweep, "capture_output", None)
+            capture = getattr(sweep, "capture_distances", None)
             if capture is not None:          # the shrinker shows a small graph's printed distances
-                capture(_small_output(result.output_path))
+                capture(_printed(result.output_path, graph.vertices, sweep.sentinels))
     except (OSError, MemoryError, ValueError) as error:   # the harness failed this run, not the sweep
         row.update(status="crash", distances="crash", detail=f"harness: {type(error).__name__}: {error}")
         store.append(row)
@@ -131,18 +131,12 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
     return row, time.perf_counter() - began - result.wall_s
 
 
-CAPTURED_BYTES = 64 << 10
-
-
-def _small_output(path: Path) -> str | None:
-    """The output file's text when small (read without following links), else None."""
+def _printed(path: Path, n: int, sentinels) -> np.ndarray | None:
+    """The output file's distances (check.parse_output: UNREACHABLE for INF and sentinels), or None."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return parse_output(path, n, sentinels)
+    except (outfile.NoOutput, outfile.Unparsable):
         return None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(CAPTURED_BYTES + 1)
-    return None if len(data) > CAPTURED_BYTES else data.decode("utf-8", "replace")
 
 
 def _base_row(cell, graph, sweep, provenance, started_at) -> dict:

@@ -12,8 +12,8 @@ grader.sweep.shrink; this module only writes candidates, runs them and saves the
 from __future__ import annotations
 
 import dataclasses
-import os
 import itertools
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,24 +23,18 @@ import numpy as np
 from grader.data import inputs
 from grader.jail.sandbox import shared_inputs
 from grader.sweep import cellrun
+from grader.sweep.executors.celltask import RowList
 from grader.sweep.graphs import PreparedGraph
 from grader.sweep.shrink import Budget, EdgeList, Shrunk, cone, shrink
 from sssp_common.digest import distances_checksum
+from sssp_common.files import write_text_atomically
+from sssp_common.loader import load_graph
 from sssp_common.vocabulary import UNREACHABLE
 
 HEADER = "# counterexample candidate (grader shrink)\n"
 MAX_SHOWN_VERTICES = 200
 DEFAULT_BUDGET = Budget(runs=200, seconds=60.0)
 _RUNNERS = itertools.count()
-
-
-class _Rows:
-    """A store that keeps rows in memory: candidate runs are not results of the sweep."""
-    def __init__(self):
-        self.rows: list[dict] = []
-
-    def append(self, row: dict) -> None:
-        self.rows.append(row)
 
 
 @dataclass
@@ -75,9 +69,9 @@ class Counterexample:
 
 
 def edge_list_of(path: Path) -> EdgeList:
-    """The spec-format input a failing run read (ours: `src dst w` lines, `#` comments)."""
-    rows = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)
-    return EdgeList(rows[:, 0].copy(), rows[:, 1].copy(), rows[:, 2].copy())
+    """The spec-format input a failing run read, through the project's loader (not cached)."""
+    graph = load_graph(path, cache=False)
+    return EdgeList(graph.src.astype(np.int64), graph.dst.astype(np.int64), graph.w.astype(np.int64))
 
 
 def reference_of(graph: EdgeList) -> np.ndarray:
@@ -101,7 +95,7 @@ class CandidateRunner:
         self.stem = f"shrink-{os.getpid()}-{next(_RUNNERS)}"
         self.count = 0
         self.last_row: dict | None = None
-        self.last_output: str | None = None
+        self.last_printed: list | None = None       # what the last run's output file said
         self.wrong: dict[bytes, list[int]] = {}     # a failing candidate -> the vertices it got wrong
 
     def write(self, graph: EdgeList) -> Path:
@@ -121,13 +115,13 @@ class CandidateRunner:
     def __call__(self, graph: EdgeList) -> str:
         path = self.write(graph)
         try:
-            rows = _Rows()
+            rows = RowList()        # candidate runs are not results of the sweep
             sweep = _Capturing(self.sweep)
             prepared = self.prepared(graph, path)
             row, _ = cellrun.run_cell(self.cell, prepared, sweep, self.provenance, rows)
-            self.last_row, self.last_output = row, sweep.captured
+            got = None if sweep.captured is None else _as_list(sweep.captured)
+            self.last_row, self.last_printed = row, got
             if row["status"] == "wrong":
-                got = parse_printed(sweep.captured, graph.vertices)
                 if got is not None:
                     expected = _as_list(prepared.reference)
                     self.wrong[_key(graph)] = [v for v, (e, g) in enumerate(zip(expected, got)) if e != g]
@@ -150,41 +144,18 @@ def _key(graph: EdgeList) -> bytes:
 
 
 class _Capturing:
-    """The sweep settings with `capture_output` on: cellrun then keeps a small output file's
-    text (the program's distances, shown to the student beside the expected ones)."""
+    """The sweep settings with `capture_distances` on: cellrun hands over the distances the
+    output file holds (shown to the student beside the expected ones)."""
     def __init__(self, sweep):
         self._sweep = sweep
-        self.captured: str | None = None
-        self.capture_output = self._keep
+        self.captured: np.ndarray | None = None
+        self.capture_distances = self._keep
 
-    def _keep(self, text: str | None) -> None:
-        self.captured = text
+    def _keep(self, distances: np.ndarray | None) -> None:
+        self.captured = distances
 
     def __getattr__(self, name):
         return getattr(self._sweep, name)
-
-
-SENTINELS = (-1, 1073741824, 2147483647)     # the unreachable values real submissions print
-
-
-def parse_printed(text: str | None, n: int) -> list | None:
-    """The program's `v:d` (or `v d`) lines as distances: None for unreachable (INF, inf or a
-    sentinel), the text itself where it is no number; None when there is no text at all."""
-    if text is None:
-        return None
-    got: list = [None] * n
-    for line in text.splitlines():
-        parts = line.replace(":", " ").split()
-        if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) >= n:
-            continue
-        value = parts[1]
-        try:
-            number = int(value)
-        except ValueError:
-            got[int(parts[0])] = None if value.lower() in ("inf", "infinity") else value
-            continue
-        got[int(parts[0])] = None if number in SENTINELS else number
-    return got
 
 
 class HarnessKilled(Exception):
@@ -224,7 +195,7 @@ def shrink_cell(cell, sweep, provenance: dict, failing_input: Path, kind: str, *
             tried += 1
             if status == "wrong" or status == kind:
                 failed += 1
-                got = parse_printed(runner.last_output, result.graph.vertices)
+                got = runner.last_printed
                 detail = runner.last_row.get("detail", "") if runner.last_row else ""
         if got is None and not detail:                       # it failed only while shrinking
             detail = "failed while shrinking; not on the confirming runs"
@@ -268,8 +239,6 @@ def save(example: Counterexample, folder: Path) -> Path:
             mark = "   <-- differs" if vertex in differing else ""
             lines.append(f"# {vertex}: {'INF' if want is None else want}  {have}{mark}")
     lines += [f"{u} {v} {w}" for u, v, w in shrunk.graph.rows()]
-    partial = target.with_name(f".{target.name}.part")
-    partial.write_text("\n".join(lines) + "\n")
-    os.replace(partial, target)
+    write_text_atomically(target, "\n".join(lines) + "\n")
     example.path = target
     return target

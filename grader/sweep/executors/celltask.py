@@ -155,8 +155,9 @@ def load_reference(item: Shipped) -> np.ndarray:
     return _reference_memo[item.digest]
 
 
-class _Rows:
-    """A stand-in results file for the runner: on a worker, rows go back to the grader."""
+class RowList:
+    """A stand-in results file for the runner: rows kept in memory (a worker's go back to the
+    grader; the shrinker's candidates are no results at all)."""
     def __init__(self):
         self.rows: list[dict] = []
 
@@ -171,4 +172,4 @@ def run_task(task: CellTask):
         if problem:
             return failure_row(task, problem), None
     graph = replace(task.graph, reference=load_reference(task.reference))
-    return task.runner(task.cell, graph, task.sweep, task.provenance, _Rows())
+    return task.runner(task.cell, graph, task.sweep, task.provenance, RowList())
