@@ -7,8 +7,8 @@ killed mid-sweep.
     python -m benchmarks.multigpu --class tests/fixtures/class_gpu --copies 4 --nvcc /usr/local/cuda/bin/nvcc
 
 Each measurement is `python -m grader ...` as a user runs it, in a fresh results folder, once
-with CUDA_VISIBLE_DEVICES naming the first GPU and once with every GPU visible (one worker per
-GPU; grading with --jobs J per GPU). Graphs, orderings and references are prepared once
+per GPU count of --counts (default "1,all": CUDA_VISIBLE_DEVICES naming the first GPU, then
+every GPU; "1,2,4" on a 4-GPU host; one worker per GPU, grading with --jobs J per GPU). Graphs, orderings and references are prepared once
 before anything is timed. The fault case SIGKILLs one worker process of the all-GPU sweep a
 few seconds in: every cell must still be recorded exactly once, with the verdict it has in
 the 1-GPU run, and the grader's stderr must say that the worker died and its cell ran again.
@@ -107,24 +107,28 @@ def verdicts(results: Path) -> dict[tuple, tuple]:
     return {tuple(r.get(k) for k in CELL): tuple(r.get(k) for k in VERDICT) for r in latest(read_rows(results))}
 
 
-def compare_sweep(config: str, extra: list[str], folder: Path, all_gpus: list[str]) -> list:
+def compare_sweep(config: str, extra: list[str], folder: Path, counts: list[list[str]]) -> list:
     path = ROOT / config
     prepared = prepare(path, _option(extra, "--graphs"), _option(extra, "--methods"))
     print(f"multigpu: {config} {' '.join(extra)}: prepared in {prepared:.1f} s", file=sys.stderr, flush=True)
-    walls, found = {}, {}
-    for label, devices in (("1 GPU", all_gpus[:1]), (f"{len(all_gpus)} GPUs", all_gpus)):
+    walls, found = [], []
+    for devices in counts:
         results = folder / f"{path.stem}-{len(devices)}.jsonl"
         results.unlink(missing_ok=True)
-        walls[label], _, _ = run_grader(["sweep", "--config", str(path), "--results", str(results), "-q", *extra],
-                                        devices)
-        found[label] = verdicts(results)
-        print(f"multigpu: {config} on {label}: {len(found[label])} cells in {walls[label]:.1f} s", file=sys.stderr,
+        wall, _, _ = run_grader(["sweep", "--config", str(path), "--results", str(results), "-q", *extra], devices)
+        walls.append(wall)
+        found.append(verdicts(results))
+        print(f"multigpu: {config} on {len(devices)} GPU(s): {len(found[-1])} cells in {wall:.1f} s", file=sys.stderr,
               flush=True)
-    one, every = found.values()
-    same = sum(1 for cell, verdict in one.items() if every.get(cell) == verdict)
-    first, second = walls.values()
-    return [f"{path.name} {' '.join(extra)}".strip(), len(one), f"{first:.1f}", f"{second:.1f}", f"{first / second:.2f}x",
-            f"{same} of {len(one)}" + ("" if len(every) == len(one) else f" ({len(every)} cells on all GPUs)")]
+    one = found[0]
+    same = [sum(1 for cell, verdict in one.items() if every.get(cell) == verdict) for every in found[1:]]
+    return [f"{path.name} {' '.join(extra)}".strip(), len(one), *_walls_and_speedups(walls),
+            "; ".join(f"{n} of {len(one)}" + ("" if len(every) == len(one) else f" ({len(every)} cells)")
+                      for n, every in zip(same, found[1:]))]
+
+
+def _walls_and_speedups(walls: list[float]) -> list[str]:
+    return [f"{walls[0]:.1f}", *(f"{wall:.1f} ({walls[0] / wall:.2f}x)" for wall in walls[1:])]
 
 
 def fault_case(config: str, folder: Path, all_gpus: list[str], base: dict[tuple, tuple]) -> list[str]:
@@ -146,29 +150,36 @@ def fault_case(config: str, folder: Path, all_gpus: list[str], base: dict[tuple,
     return lines
 
 
-def compare_grading(class_dir: Path, copies: int, folder: Path, all_gpus: list[str], jobs: int,
-                    nvcc: str | None, config: str | None) -> list:
+def compare_grading(class_dir: Path, copies: int, folder: Path, counts: list[list[str]], jobs: int,
+                    nvcc: str | None, config: str | None, graphs: str | None = None, mix: list[Path] = ()) -> list:
     class_copy = folder / "class"
     shutil.rmtree(class_copy, ignore_errors=True)
     class_copy.mkdir(parents=True)
     for copy in range(copies):
         for student in sorted(p for p in class_dir.iterdir() if p.is_dir()):
             shutil.copytree(student, class_copy / f"{student.name}{copy}")
+    for student in mix:        # once each; the C fixtures of tests/fixtures/submissions share ../_src/sssp.c
+        shutil.copytree(student, class_copy / student.name)
+        shared = student.parent / "_src" / "sssp.c"
+        if shared.exists() and not (class_copy / student.name / "sssp.c").exists():
+            shutil.copy(shared, class_copy / student.name / "sssp.c")
     count = sum(1 for _ in class_copy.iterdir())
-    walls, scores = {}, {}
-    for label, devices in (("1 GPU", all_gpus[:1]), (f"{len(all_gpus)} GPUs", all_gpus)):
+    walls, scores = [], []
+    for devices in counts:
         out = folder / f"graded-{len(devices)}"
         shutil.rmtree(out, ignore_errors=True)
         argv = ["grade", str(class_copy), "--out", str(out), "-q", "--no-diagnosis", "--no-shrink",
-                "--jobs", str(jobs), *(["--nvcc", nvcc] if nvcc else []), *(["--config", config] if config else [])]
-        walls[label], _, _ = run_grader(argv, devices)
-        scores[label] = {p.parent.name: json.loads(p.read_text())["score"] for p in out.glob("*/results.json")}
-        print(f"multigpu: grading {count} students on {label}: {walls[label]:.1f} s", file=sys.stderr, flush=True)
-    one, every = scores.values()
-    same = sum(1 for s, v in one.items() if every.get(s) == v)
-    first, second = walls.values()
-    return [f"grade {count} students (--jobs {jobs} per GPU)", count, f"{first:.1f}", f"{second:.1f}",
-            f"{first / second:.2f}x", f"{same} of {len(one)} scores"]
+                "--jobs", str(jobs), *(["--nvcc", nvcc] if nvcc else []), *(["--config", config] if config else []),
+                *(["--graphs", graphs] if graphs else [])]
+        wall, _, _ = run_grader(argv, devices)
+        walls.append(wall)
+        scores.append({p.parent.name: json.loads(p.read_text())["score"] for p in out.glob("*/results.json")})
+        print(f"multigpu: grading {count} students on {len(devices)} GPU(s): {wall:.1f} s", file=sys.stderr,
+              flush=True)
+    one = scores[0]
+    same = [sum(1 for s, v in one.items() if every.get(s) == v) for every in scores[1:]]
+    return [f"grade {count} students (--jobs {jobs} per GPU)", count, *_walls_and_speedups(walls),
+            "; ".join(f"{n} of {len(one)} scores" for n in same)]
 
 
 def _option(extra: list[str], name: str):
@@ -188,7 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copies", type=int, default=4, help="copies of the class (4 students x 4 = 16)")
     parser.add_argument("--jobs", type=int, default=4, help="grade --jobs (students' correctness runs at once per GPU)")
     parser.add_argument("--grade-config", help="grading config (default: the grader's)")
+    parser.add_argument("--mix", default="", help="comma-separated extra submissions graded once each beside the "
+                        "copies (e.g. tests/fixtures/submissions/crash_some: a crashing and a wrong student)")
+    parser.add_argument("--grade-graphs", help="grade on these graphs only (grader grade --graphs)")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    parser.add_argument("--counts", default="1,all",
+                        help="GPU counts to compare, the first being the baseline (e.g. 1,2,4; 'all': every GPU)")
     parser.add_argument("--no-fault", action="store_true")
     parser.add_argument("--no-grade", action="store_true")
     args = parser.parse_args(argv)
@@ -196,25 +212,45 @@ def main(argv: list[str] | None = None) -> int:
     if len(all_gpus) < 2:
         print(f"multigpu: {len(all_gpus)} GPU(s) visible: nothing to compare", file=sys.stderr)
         return 2
+    counts = gpu_counts(args.counts, all_gpus)
     folder = Path(tempfile.mkdtemp(prefix="multigpu-"))
     table = []
     for item in args.sweeps.split(","):
         config, *options = item.split(":")
         extra = [part for option in options for part in option.split("=", 1)]
-        table.append(compare_sweep(config, extra, folder, all_gpus))
-    header = ["what", "cells/students", "1 GPU s", f"{len(all_gpus)} GPUs s", "speed-up", "same verdicts"]
+        table.append(compare_sweep(config, extra, folder, counts))
+        print(format_table(_header(counts), table[-1:]), flush=True)   # each row as soon as it is measured
     print(f"\n{len(all_gpus)} GPUs: {', '.join(_names())}")
-    print(format_table(header, table), flush=True)        # printed now: the steps below may run out of time
+    print(format_table(_header(counts), table), flush=True)        # printed now: the steps below may run out of time
     if not args.no_grade:
-        row = compare_grading(args.class_dir, args.copies, folder, all_gpus, args.jobs, args.nvcc, args.grade_config)
-        print(format_table(header, [row]), flush=True)
+        row = compare_grading(args.class_dir, args.copies, folder, counts, args.jobs, args.nvcc, args.grade_config,
+                              args.grade_graphs, [Path(p) for p in args.mix.split(",") if p])
+        print(format_table(_header(counts, "students"), [row]), flush=True)
     if not args.no_fault:
         base = verdicts(folder / f"{Path(args.sweeps.split(',')[0].split(':')[0]).stem}-1.jsonl")
-        fault = fault_case(args.sweeps.split(",")[0].split(":")[0], folder, all_gpus, base)
+        fault = fault_case(args.sweeps.split(",")[0].split(":")[0], folder, counts[-1], base)
         print("\nfault case (a worker SIGKILLed mid-sweep):")
         print("\n".join(f"  {line}" for line in fault), flush=True)
     print(f"\nresults: {folder}")
     return 0
+
+
+def gpu_counts(spec: str, all_gpus: list[str]) -> list[list[str]]:
+    """The device lists to compare: "1,2,4" -> [[0], [0, 1], [0, 1, 2, 3]]; "all" is every GPU;
+    counts above the GPUs present are dropped with a note."""
+    counts = []
+    for part in spec.split(","):
+        n = len(all_gpus) if part.strip() == "all" else int(part)
+        if n > len(all_gpus):
+            print(f"multigpu: {n} GPUs asked for, {len(all_gpus)} present: skipped", file=sys.stderr)
+        elif n >= 1 and n not in [len(c) for c in counts]:
+            counts.append(all_gpus[:n])
+    return counts
+
+
+def _header(counts: list[list[str]], unit: str = "cells") -> list[str]:
+    return ["what", unit, *(f"{len(c)} GPU{'s' if len(c) > 1 else ''} s" for c in counts),
+            "same verdicts as 1 GPU" if unit == "cells" else "same scores as 1 GPU"]
 
 
 def _names() -> list[str]:
