@@ -215,18 +215,19 @@ def main(argv: list[str] | None = None) -> int:
     counts = gpu_counts(args.counts, all_gpus)
     folder = Path(tempfile.mkdtemp(prefix="multigpu-"))
     table = []
-    for item in args.sweeps.split(","):
+    for item in filter(None, args.sweeps.split(",")):      # --sweeps "": grading alone
         config, *options = item.split(":")
         extra = [part for option in options for part in option.split("=", 1)]
         table.append(compare_sweep(config, extra, folder, counts))
         print(format_table(_header(counts), table[-1:]), flush=True)   # each row as soon as it is measured
     print(f"\n{len(all_gpus)} GPUs: {', '.join(_names())}")
-    print(format_table(_header(counts), table), flush=True)        # printed now: the steps below may run out of time
+    if table:
+        print(format_table(_header(counts), table), flush=True)    # printed now: the steps below may run out of time
     if not args.no_grade:
         row = compare_grading(args.class_dir, args.copies, folder, counts, args.jobs, args.nvcc, args.grade_config,
                               args.grade_graphs, [Path(p) for p in args.mix.split(",") if p])
         print(format_table(_header(counts, "students"), [row]), flush=True)
-    if not args.no_fault:
+    if not args.no_fault and table:
         base = verdicts(folder / f"{Path(args.sweeps.split(',')[0].split(':')[0]).stem}-1.jsonl")
         fault = fault_case(args.sweeps.split(",")[0].split(":")[0], folder, counts[-1], base)
         print("\nfault case (a worker SIGKILLed mid-sweep):")
