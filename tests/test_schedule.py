@@ -152,3 +152,81 @@ def test_every_gpu_takes_students_each_student_stays_on_one():
         mine = [r for found in rows.values() for r in found if r["gpu"] == gpu]
         for timing in (r for r in mine if r["key"].startswith("t")):
             assert not any(overlaps(timing, other) for other in mine if other is not timing)
+
+
+def fake_graded_run(task):
+    """A stand-in whose row says how it went: keys starting "h" hang (status timeout)."""
+    key, seconds = task
+    start = time.time()
+    time.sleep(seconds)
+    return {"key": key, "start": start, "end": time.time(), "status": "timeout" if key.startswith("h") else "ok"}, 0.0
+
+
+def test_a_program_that_hung_has_its_later_timing_runs_run_beside_others():
+    """Once a (program, method) timed out, its queued timing runs are correctness runs: they run
+    beside other runs instead of holding the GPU alone, and their rows say ran_alone false."""
+    hung: set[str] = set()
+    pool = SharedGpuPool(fake_graded_run, jobs=3, gpu=None,
+                         is_timing=lambda task: task[0].startswith(("t", "ht")) and task[0][0] not in hung,
+                         observe=lambda task, row: hung.add(task[0][0]) if row["status"] == "timeout" else None)
+    results = {}
+    try:
+        # one student whose method hangs: a correctness run that times out, then its timing runs
+        pool.submit("h-c0", ("h-c0", 0.2))
+        for index in range(3):
+            pool.submit(f"h-t{index}", (f"ht-{index}", 0.3))
+        # a classmate whose runs are fine, submitted alongside
+        for index in range(4):
+            pool.submit(f"ok-c{index}", (f"c-{index}", 0.3))
+        for outcome in pool.drain(wait=True):
+            results[outcome.key] = outcome.row
+    finally:
+        pool.close()
+    assert len(results) == 8 and all(results.values())
+    assert "h" in hung
+    hung_timing = [results[f"h-t{i}"] for i in range(3)]
+    assert all(row["ran_alone"] is False for row in hung_timing), "a hung program's timing runs held the GPU alone"
+    kinds = {key: kind for key, kind, _, _ in pool.history}
+    assert all(kinds[f"h-t{i}"] == CORRECTNESS for i in range(3))
+    # they did run side by side with something (they would have waited for an empty GPU before)
+    others = [r for k, r in results.items() if not k.startswith("h-t")]
+    assert any(overlaps(run, other) for run in hung_timing for other in others + hung_timing if other is not run)
+
+
+def test_timing_runs_named_by_the_caller_are_never_reclassified():
+    pool = SharedGpuPool(fake_run, jobs=2, gpu=None, is_timing=lambda task: False)
+    try:
+        first = pool.submit_future(("t-a", 0.05), kind=TIMING)
+        second = pool.submit_future(("t-b", 0.05), kind=TIMING)
+        assert first.result(timeout=60)[0]["ran_alone"] is True and second.result(timeout=60)[0]["ran_alone"] is True
+    finally:
+        pool.close()
+    assert [kind for _, kind, _, _ in pool.history] == [TIMING, TIMING]
+
+
+def test_the_class_run_stops_timing_a_method_once_it_hung():
+    from types import SimpleNamespace
+    from grader.grading.schedule import ClassRun, is_timing_run, note_row
+    run = ClassRun(timed={"big"})
+    cell = lambda graph, method="tpe", sync="incore", program="p1": SimpleNamespace(  # noqa: E731
+        graph=graph, method=method, sync=sync, program_id=program)
+    assert is_timing_run(run, cell("big")) and not is_timing_run(run, cell("small"))
+    note_row(run, cell("small"), {"status": "wrong"})
+    assert is_timing_run(run, cell("big"))
+    note_row(run, cell("small"), {"status": "timeout"})
+    assert not is_timing_run(run, cell("big"))
+    # only that program's (method, sync): its other methods and classmates keep their timing runs
+    assert is_timing_run(run, cell("big", sync="outcore")) and is_timing_run(run, cell("big", method="bmf"))
+    assert is_timing_run(run, cell("big", program="p2"))
+
+
+def test_an_observer_that_fails_loses_no_row(capsys):
+    def broken(task, row):
+        raise AttributeError("no cell")
+    pool = SharedGpuPool(fake_run, jobs=1, gpu=None, observe=broken)
+    try:
+        row, _ = pool.submit_future(("c-x", 0.01), kind=CORRECTNESS).result(timeout=60)
+    finally:
+        pool.close()
+    assert row["key"] == "c-x"
+    assert "observer failed" in capsys.readouterr().err

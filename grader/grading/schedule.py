@@ -6,7 +6,11 @@ builds never share one), and runs in a SharedGpuPool of N worker processes: corr
 of different students side by side, admitted by the GPU's free memory, timing runs alone. The
 timing runs are those whose times feed the leaderboard: every run on the largest graph (most
 edges) of the session. The others' rows carry `ran_alone: false` and stay out of the
-leaderboard (the pool marks every row it returns). `--jobs 1` (the default) grades as before: one run at a time, every time counts.
+leaderboard (the pool marks every row it returns). A student whose program timed out on a run
+of a (method, sync) has that pair's remaining timing runs run beside the others, not alone: a
+hanging program would otherwise hold the GPU alone for its whole timeout, run after run, while
+the class waits; those runs are judged as always and stay out of the leaderboard only.
+`--jobs 1` (the default) grades as before: one run at a time, every time counts.
 
 After the runs of a student: compute-sanitizer diagnosis (grader.grading.diagnosis), within
 BUDGET_SHARE of that student's grading time. After the last student: similarity of every pair
@@ -39,6 +43,7 @@ class ClassRun:
     pool: object = None                        # the SharedGpuPool when jobs > 1
     builds: ProcessPoolExecutor | None = None
     timed: set = field(default_factory=set)    # graphs whose runs are timing runs
+    hung: set = field(default_factory=set)     # (program_id, method, sync) that timed out on some run
     force: bool = False
     store_lock: threading.Lock = field(default_factory=threading.Lock)
     build_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -75,12 +80,24 @@ def start(jobs: int, sanitizer: str | None = None, diagnose: bool = True, force:
 def open_pool(run: ClassRun, fn: Callable) -> SharedGpuPool:
     """N workers on each visible GPU (or on the CPU); timing runs: those on run.timed graphs."""
     gpus = visible_gpus()
-    timing = lambda task: task.cell.graph in run.timed  # noqa: E731
+    timing = lambda task: is_timing_run(run, task.cell)  # noqa: E731
+    observe = lambda task, row: note_row(run, getattr(task, "cell", None), row)  # noqa: E731
     if len(gpus) > 1:      # every GPU: each student's runs on one of them, students spread evenly
-        run.pool = SpreadPool(fn, run.jobs, gpus, is_timing=timing)
+        run.pool = SpreadPool(fn, run.jobs, gpus, is_timing=timing, observe=observe)
     else:
-        run.pool = SharedGpuPool(fn, run.jobs, gpu=gpus[0] if gpus else None, is_timing=timing)
+        run.pool = SharedGpuPool(fn, run.jobs, gpu=gpus[0] if gpus else None, is_timing=timing, observe=observe)
     return run.pool
+
+
+def is_timing_run(run: ClassRun, cell) -> bool:
+    """A run on the timed graph, unless its program already hung on this (method, sync)."""
+    return cell.graph in run.timed and (cell.program_id, cell.method, cell.sync) not in run.hung
+
+
+def note_row(run: ClassRun, cell, row: dict) -> None:
+    """Remember a graded run that timed out (other jobs in the pool, diagnosis's, have no cell)."""
+    if cell is not None and row.get("status") == "timeout":
+        run.hung.add((cell.program_id, cell.method, cell.sync))
 
 
 def correctness_job(run: ClassRun, fn: Callable) -> Callable | None:

@@ -9,7 +9,9 @@ Admission: a correctness run starts when a worker is free, no timing run is runn
 waiting for the GPU to empty, and (with others running) the GPU has at least `min_free_mb`
 free (nvidia-smi; on a machine without a GPU: at most one run per core). Timing runs go when
 no correctness run is queued, so they run back to back at the end of a batch rather than
-emptying the GPU between every two correctness runs.
+emptying the GPU between every two correctness runs. Whether a queued run is a timing run is
+asked again when it is picked (`is_timing` may change its mind: a program that already hung is
+not held alone for its whole timeout again), and `observe(task, row)` sees every row first.
 
 Each worker is its own process (spawned; one sandbox uid each, claimed by the process, so
 concurrent runs never share a uid) running one run at a time; the jail and the limits are
@@ -22,6 +24,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -72,10 +75,12 @@ class SharedGpuPool:
     kind = "local"
 
     def __init__(self, fn: Callable, jobs: int, gpu: str | None = None, is_timing: Callable = lambda task: False,
-                 min_free_mb: int = DEFAULT_MIN_FREE_MB, free_mb: Callable | None = None):
+                 min_free_mb: int = DEFAULT_MIN_FREE_MB, free_mb: Callable | None = None,
+                 observe: Callable | None = None):
         if jobs < 1:
             raise ValueError(f"--jobs: must be at least 1, got {jobs}")
-        self._fn, self._gpu, self._is_timing = fn, gpu, is_timing
+        self._fn, self._gpu, self._is_timing, self._observe = fn, gpu, is_timing, observe
+        self._chosen: set[int] = set()    # futures whose kind the caller named (never re-asked)
         self._min_free_mb = min_free_mb
         self._free_mb = free_mb or (lambda: gpu_free_mb(gpu))
         self._cores = os.cpu_count() or 1
@@ -145,8 +150,10 @@ class SharedGpuPool:
     # --- futures ------------------------------------------------------------------------
     def submit_future(self, task, fn: Callable | None = None, kind: str | None = None, key: str = "") -> Future:
         """Queue one run; kind: TIMING or CORRECTNESS (default: is_timing(task))."""
-        kind = kind or (TIMING if self._is_timing(task) else CORRECTNESS)
         future: Future = Future()
+        if kind:
+            self._chosen.add(id(future))
+        kind = kind or (TIMING if self._is_timing(task) else CORRECTNESS)
         with self._lock:
             if self._closed:
                 future.cancel()
@@ -194,6 +201,7 @@ class SharedGpuPool:
 
     def _pick(self):
         """Under the lock: the next (kind, item, slot) that `admit` lets start, or None."""
+        self._reclassify()
         for kind in (CORRECTNESS, TIMING):
             if not self._queues[kind]:
                 continue
@@ -202,6 +210,19 @@ class SharedGpuPool:
                      len(self._free), memory_ok):
                 return kind, self._queues[kind].popleft(), self._free.popleft()
         return None
+
+    def _reclassify(self) -> None:
+        """Under the lock: queued timing runs that is_timing no longer calls so (their program
+        hung on a run of the same method) join the correctness runs, in their order."""
+        queue = self._queues[TIMING]
+        if not queue:
+            return
+        moved = [item for item in queue if not self._still_timing(item)]
+        if moved:
+            kept = [item for item in queue if not any(item is m for m in moved)]
+            queue.clear()
+            queue.extend(kept)
+            self._queues[CORRECTNESS].extend(moved)
 
     def _start(self, kind: str, item, slot: _Slot) -> None:
         key, task, fn, future, attempt = item
@@ -228,8 +249,29 @@ class SharedGpuPool:
             row, overhead = inner_future.result()
             if isinstance(row, dict):   # the leaderboard reads only the times of runs that had the GPU alone
                 row["ran_alone"] = kind == TIMING
+                self._tell_observer(task, row)
+            self._chosen.discard(id(future))
             future.set_result((row, overhead))
         inner.add_done_callback(done)
+
+    def _tell_observer(self, task, row: dict) -> None:
+        """observe(task, row), whose failure must never lose the row (this runs in a future's
+        callback, where an exception would leave the caller waiting for ever)."""
+        if self._observe is None:
+            return
+        try:
+            self._observe(task, row)
+        except Exception as error:   # noqa: BLE001 - said, and the run's row still delivered
+            print(f"grader: the shared pool's observer failed on a row ({type(error).__name__}: {error}); "
+                  "the row is kept", file=sys.stderr)
+
+    def _still_timing(self, item) -> bool:
+        if id(item[3]) in self._chosen:
+            return True
+        try:
+            return bool(self._is_timing(item[1]))
+        except Exception:   # noqa: BLE001 - in the dispatch thread an exception would stop every run: keep it timed
+            return True
 
     def _finish(self, kind: str, slot: _Slot, key: str, began: float) -> None:
         with self._lock:
