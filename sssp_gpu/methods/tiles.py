@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from sssp_common.graph import Graph
+from .common import TILE_RANGE
 
-MAX_TILE = 4096        # shared memory: distances (8 B) + 3 flag bytes per vertex <= 44 KB
-MIN_TILE = 32
+MIN_TILE, MAX_TILE = TILE_RANGE  # shared memory: a distance (8 B at most) and 4 flag bytes a vertex
+STEPS_PER_VERTEX = 4   # a tile activation's worklist steps stop at 4 x the tile size (then queued again)
 LOCAL_SHARE = 0.5      # ids as given are "local" when this share of the edges stays inside tiles
 INF64 = np.iinfo(np.int64).max
 
@@ -138,14 +139,14 @@ def locality_order(graph: Graph, size: int) -> tuple[np.ndarray, np.ndarray, str
     chunks = (identity // size).astype(np.int32)
     given = _intra_share(graph, identity, size)
     if given >= LOCAL_SHARE:
-        return identity, chunks, f"ids as given ({given:.0%} of edges inside tiles)"
+        return identity, chunks, "ids as given"
     order = _rcm_order(graph)
     rank = np.empty(n, dtype=np.int64)
     rank[order] = identity
     rcm = _intra_share(graph, rank, size)
     if rcm <= given:
-        return identity, chunks, f"ids as given ({given:.0%} of edges inside tiles; RCM {rcm:.0%})"
-    return order, chunks, f"reverse Cuthill-McKee order ({rcm:.0%} of edges inside tiles)"
+        return identity, chunks, f"ids as given (reverse Cuthill-McKee: {rcm:.0%} of edges inside tiles)"
+    return order, chunks, "reverse Cuthill-McKee order"
 
 
 def build(graph: Graph, size: int) -> Tiling:
