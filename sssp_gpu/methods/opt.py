@@ -343,7 +343,7 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
     delta = choose_delta(graph, run, on_gpu=False)
     timer = CpuTimer()
     with timer.region():
-        dist, stats = tiles.solve_cpu(tiling, delta, tiles.STEPS_PER_VERTEX * tiling.size)
+        dist, stats = tiles.solve_cpu(tiling, delta, tiles.step_cap(tiling.size))
     launch = f"{run.bsize}-thread blocks sized to the machine (numpy: the tiles of a round step together)"
     return Result(to_result_dist(dist[tiling.rank]), timer.total_ms(), 0.0, stats.rounds, stats.relaxed,
                   stats.scanned, launch,
@@ -390,7 +390,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
             dev(tiling.in_ptr, np.int32), dev(tiling.in_head, np.uint16), dev(tiling.in_w, np.int32),
             dev(tiling.out_ptr, np.int32), dev(tiling.out_head, np.int32), dev(tiling.out_w, np.int32),
             dist, dirty, tpend, tstamp, queues[0], queues[1], outq, ctrl, np.int64(delta),
-            np.int32(tiling.size), np.int32(tiles.STEPS_PER_VERTEX * tiling.size), guard)
+            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size)), guard)
     timer = GpuTimer()
     with timer.region():
         kernel((blocks,), (run.bsize,), args, shared_mem=shared)

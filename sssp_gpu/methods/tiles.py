@@ -73,6 +73,11 @@ class Tiling:
         return src, dst, np.concatenate([self.in_w, self.out_w])
 
 
+def step_cap(size: int) -> int:
+    """Worklist steps one tile activation may take (then what is left waits a round)."""
+    return STEPS_PER_VERTEX * size
+
+
 def check_size(size: int) -> None:
     if not MIN_TILE <= size <= MAX_TILE:
         raise ValueError(f"-tile must be 0 (off) or from {MIN_TILE} to {MAX_TILE}, not {size}")
