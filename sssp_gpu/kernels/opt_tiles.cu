@@ -141,9 +141,9 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
 
 template <typename D>
 __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
-    extern __shared__ __align__(8) unsigned char tile_smem[];
+    extern __shared__ long long tile_smem[];  // dynamic: tile_cap distances, then 4 x tile_cap flag bytes
     D* sd = reinterpret_cast<D*>(tile_smem);
-    unsigned char* flags = tile_smem + (size_t)tile_cap * sizeof(D);
+    unsigned char* flags = reinterpret_cast<unsigned char*>(tile_smem) + tile_cap * (int)sizeof(D);
     __shared__ long long s_min, s_split;
     __shared__ int s_left;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
@@ -168,11 +168,14 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
             const long long low = s_split;
             __syncthreads();
             if (low == 0x7fffffffffffffffLL) break;  // grid-uniform: nothing dirty anywhere
+            // Every thread decided "split" from the count the queueing below changes: wait until
+            // all have read it (else a late block would see the new count and skip the split).
+            grid_barrier(ctrl, target);
             T = threshold_after<D>(low, delta);
             for (long long t = tid; t < tiles; t += nthreads)
                 if (__ldcg(&tpend[t]) < (long long)T) queue_tile((int)t, r, tstamp, tq, &ctrl[C_NEAR + r % 3]);
             grid_barrier(ctrl, target);
-            ++barriers;
+            barriers += 2;
             ++splits;
             scanned += leader ? tiles : 0;
             if (leader) split_ns += global_ns() - t0;
