@@ -6,8 +6,9 @@
 Prints one line per (graph, sync, delta, fuse, tile): the median of 5 timed solves after a
 warm-up (CUDA events, computation + filtering), rounds, relaxations per edge and mismatching
 vertices against scipy. Delta 0 is unbounded; the first row of each graph is the default rule.
-``--tiles`` adds rows with tile fixpoints (``-tile N``; with ``--deltas``, every width is also
-run with every tile size); the tiling is built once per graph and size, outside the timing.
+``--tiles`` adds rows with tile fixpoints (``-tile N``; every ``--deltas`` width and every
+``--fuse`` depth, which caps a tile activation's steps, is also run with every tile size); the
+tiling is built once per graph and size, outside the timing.
 BENCHMARKS.md's "Bucket width" and bottom-up tables came from it.
 """
 from __future__ import annotations
@@ -68,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = ([(None, None, default_share, 0)] + [(delta, None, default_share, 0) for delta in args.deltas]
                     + [(None, fuse, default_share, 0) for fuse in args.fuse]
                     + [(None, None, share, 0) for share in args.pull_shares]
-                    + [(delta, None, default_share, tile) for tile in args.tiles if tile
-                       for delta in [None] + args.deltas])
+                    + [(delta, fuse, default_share, tile) for tile in args.tiles if tile
+                       for delta in [None] + args.deltas for fuse in [None] + args.fuse])
         for sync in args.syncs.split(","):
             for delta, fuse, share, tile in settings:
                 opt.PULL_SHARE = share  # read when a solve builds its device state

@@ -137,13 +137,13 @@ def test_cpu_tiles_give_the_reference(name, size):
 
 
 @pytest.mark.parametrize("delta", [1, 7, 5000, 0])
-@pytest.mark.parametrize("cap", [1, 2, None])
+@pytest.mark.parametrize("cap", [1, 2, 0, None])
 def test_cpu_scheme_with_small_buckets_and_step_caps(delta, cap):
     """Small buckets force splits; a step cap leaves work dirty and queues the tile again."""
     for name in ("grid-w", "random-11", "random-14", "road"):
         tiling = tiles.build(GRAPHS[name], 256)
         width = INF64 if delta == 0 else delta
-        dist, stats = tiles.solve_cpu(tiling, width, cap or tiles.step_cap(256))
+        dist, stats = tiles.solve_cpu(tiling, width, tiles.step_cap(256, cap))
         np.testing.assert_array_equal(dist[tiling.rank], expected(name), err_msg=name)
         if delta == 1 and name == "grid-w":
             assert stats.splits > 10
@@ -180,13 +180,15 @@ def test_gpu_tiles_any_bucket_width(delta, size):
 
 
 @pytest.mark.gpu
-def test_gpu_tiles_with_a_step_cap(monkeypatch):
-    """One worklist step per activation: tiles queue themselves again until done."""
-    monkeypatch.setattr(tiles, "step_cap", lambda size: 1)
+@pytest.mark.parametrize("fuse", [1, 3, 0])
+def test_gpu_tiles_with_a_step_cap(fuse):
+    """-fuse N caps the worklist steps of a tile activation (tiles queue themselves again
+    until done); 0: no cap."""
     device = select_device("gpu")
-    for name in ("grid-w", "grid-u", "random-13", "road"):
-        result = solve(GRAPHS[name], Run("opt", "incore", False, 256, 8, tile=256), device)
+    for name in ("grid-w", "grid-u", "random-13", "road", "int64"):
+        result = solve(GRAPHS[name], Run("opt", "incore", False, 256, 8, tile=256, fuse=fuse), device)
         np.testing.assert_array_equal(result.dist, expected(name), err_msg=name)
+        assert f"(at most {fuse or 4 * 256} per activation)" in result.notes[-2]
 
 
 @pytest.mark.gpu

@@ -328,11 +328,13 @@ def run_gpu(graph: Graph, run: Run) -> Result:
 
 # ---- opt -tile N: tile fixpoints in shared memory (issue 26, item 1; methods/tiles.py) ----
 
-def _tile_notes(tiling, delta: int, splits: int, rounds: int, activations: int, steps: int) -> list[str]:
+def _tile_notes(tiling, run: Run, delta: int, splits: int, rounds: int, activations: int, steps: int) -> list[str]:
+    from .tiles import step_cap
+
     return _notes(delta, splits, rounds) + [
         f"tiles: {tiling.tiles} of <= {tiling.size} vertices ({tiling.how}), "
         f"{tiling.intra_share:.0%} of edges inside tiles; {activations} tile activations, "
-        f"{steps} shared-memory steps"]
+        f"{steps} shared-memory steps (at most {step_cap(tiling.size, run.fuse)} per activation)"]
 
 
 def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
@@ -343,11 +345,11 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
     delta = choose_delta(graph, run, on_gpu=False)
     timer = CpuTimer()
     with timer.region():
-        dist, stats = tiles.solve_cpu(tiling, delta, tiles.step_cap(tiling.size))
+        dist, stats = tiles.solve_cpu(tiling, delta, tiles.step_cap(tiling.size, run.fuse))
     launch = f"{run.bsize}-thread blocks sized to the machine (numpy: the tiles of a round step together)"
     return Result(to_result_dist(dist[tiling.rank]), timer.total_ms(), 0.0, stats.rounds, stats.relaxed,
                   stats.scanned, launch,
-                  _tile_notes(tiling, delta, stats.splits, stats.rounds, stats.activations, stats.steps))
+                  _tile_notes(tiling, run, delta, stats.splits, stats.rounds, stats.activations, stats.steps))
 
 
 def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
@@ -390,7 +392,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
             dev(tiling.in_ptr, np.int32), dev(tiling.in_head, np.uint16), dev(tiling.in_w, np.int32),
             dev(tiling.out_ptr, np.int32), dev(tiling.out_head, np.int32), dev(tiling.out_w, np.int32),
             dist, dirty, tpend, tstamp, queues[0], queues[1], outq, ctrl, np.int64(delta),
-            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size)), guard)
+            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard)
     timer = GpuTimer()
     with timer.region():
         kernel((blocks,), (run.bsize,), args, shared_mem=shared)
@@ -403,7 +405,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
               f"one persistent cooperative kernel, a block per tile of <= {tiling.size} vertices, "
               f"{shared} bytes of shared memory each)")
-    notes = _tile_notes(tiling, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]))
+    notes = _tile_notes(tiling, run, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]))
     notes.append(f"grid barriers: {int(state[C_BARRIERS])}")
     new = to_result_dist(dist.get())
     return Result(new[tiling.rank], total_ms - filtering_ms, filtering_ms, rounds,

@@ -31,7 +31,13 @@ from sssp_common.graph import Graph
 from .common import TILE_RANGE
 
 MIN_TILE, MAX_TILE = TILE_RANGE  # shared memory: a distance (8 B at most) and 4 flag bytes a vertex
-STEPS_PER_VERTEX = 4   # a tile activation's worklist steps stop at 4 x the tile size (then queued again)
+# A tile activation's worklist steps stop after this many (what is left waits a round, its tile
+# queued again): a round then waits for no tile's long tail of steps (the road stand-in's
+# winding roads) while the boundary improvements already found move on. ``-fuse N`` sets it
+# with -tile (0: no cap, i.e. STEPS_PER_VERTEX x the tile size). 16 is a guess from the numpy
+# model (BENCHMARKS.md, issue 26), to be measured (benchmarks/opt_knobs.py --tiles --fuse).
+DEFAULT_STEPS = 16
+STEPS_PER_VERTEX = 4
 LOCAL_SHARE = 0.5      # ids as given are "local" when this share of the edges stays inside tiles
 INF64 = np.iinfo(np.int64).max
 
@@ -73,9 +79,11 @@ class Tiling:
         return src, dst, np.concatenate([self.in_w, self.out_w])
 
 
-def step_cap(size: int) -> int:
-    """Worklist steps one tile activation may take (then what is left waits a round)."""
-    return STEPS_PER_VERTEX * size
+def step_cap(size: int, fuse: int | None = None) -> int:
+    """Worklist steps one tile activation may take (``fuse``: opt's -fuse; see DEFAULT_STEPS)."""
+    if fuse is None:
+        return DEFAULT_STEPS
+    return fuse if fuse > 0 else STEPS_PER_VERTEX * size
 
 
 def check_size(size: int) -> None:
