@@ -48,9 +48,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="bottom-up rounds when the queue holds > n / SHARE vertices: shares besides "
                              "the default (sssp_gpu.methods.opt.PULL_SHARE; equal weights only)")
     parser.add_argument("--syncs", default="incore,outcore", help="which drivers to time")
+    parser.add_argument("--bsize", type=int, default=1024, help="threads per block (opt sizes the grid itself)")
     parser.add_argument("--tiles", type=_ints, default=[],
                         help="opt -tile sizes besides the default (off); 0 in the list is off")
+    parser.add_argument("--model", action="store_true",
+                        help="no timing: the tile scheme's rounds, splits and local steps from the numpy "
+                             "model (tiles.solve_cpu) for each --tiles size x --fuse cap, any machine")
     args = parser.parse_args(argv)
+    if args.model:
+        return _model(args)
     from sssp_gpu.methods import opt
     device = select_device()
     print(f"device {device.name}", flush=True)
@@ -74,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         for sync in args.syncs.split(","):
             for delta, fuse, share, tile in settings:
                 opt.PULL_SHARE = share  # read when a solve builds its device state
-                run = Run("opt", sync, False, 1024, 4, delta=delta, fuse=fuse, tile=tile)
+                run = Run("opt", sync, False, args.bsize, 4, delta=delta, fuse=fuse, tile=tile)
                 solve(graph, run, device)
                 results = [solve(graph, run, device) for _ in range(args.repeats)]
                 wrong = sum(int(np.count_nonzero(r.dist != expected)) for r in results)
@@ -85,6 +91,37 @@ def main(argv: list[str] | None = None) -> int:
                       f"wrong={wrong} | {'; '.join(results[0].notes)}", flush=True)
         opt.PULL_SHARE = default_share
     return 1 if wrong_total else 0
+
+
+# The bound of BENCHMARKS.md (issue 26): ~8 µs a round (two barriers, a tile's load and
+# write-back, phase B's L2 atomics), ~0.35 µs a shared-memory step, ~8 µs a split. Guesses until
+# the GPU measures them; the counts are exact for the model's lockstep order.
+ROUND_US, STEP_US, SPLIT_US = 8.0, 0.35, 8.0
+
+
+def _model(args) -> int:
+    from sssp_gpu.methods import opt, tiles
+    from sssp_gpu.methods.common import Run
+
+    for key in args.graphs.split(","):
+        try:
+            graph = graphs.load(args.scale, key)
+        except FileNotFoundError:
+            graph = graphs.generate(graphs.spec(args.scale, key))
+        print(f"\n{key}: n={graph.n} m={graph.m}", flush=True)
+        for size in [t for t in args.tiles if t] or [1024]:
+            tiling = tiles.build(graph, size)
+            for delta in [None] + args.deltas:
+                width = opt.choose_delta(graph, Run("opt", delta=delta), on_gpu=True)
+                for fuse in [None] + args.fuse:
+                    _, st = tiles.solve_cpu(tiling, width, tiles.step_cap(size, fuse))
+                    ms = (st.rounds * ROUND_US + st.steps * STEP_US + st.splits * SPLIT_US) / 1e3
+                    print(f"  tile={size:<4d} delta={str(delta):5s} cap={tiles.step_cap(size, fuse):<5d} "
+                          f"rounds={st.rounds:5d} splits={st.splits:4d} steps={st.steps:6d} "
+                          f"activations={st.activations:6d} relax/edge={st.relaxed / max(graph.m, 1):.2f} "
+                          f"model {ms:.2f} ms | {tiling.how}, {tiling.intra_share:.0%} of edges inside tiles",
+                          flush=True)
+    return 0
 
 
 if __name__ == "__main__":
