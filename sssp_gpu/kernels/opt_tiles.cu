@@ -50,7 +50,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
                               int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
                               int max_steps, D* sd, unsigned char* flags, int tile_cap, long long* s_min,
-                              int* s_left, long long& edges, long long& steps) {
+                              int* s_left, int* s_any, long long& edges, long long& steps) {
     const int lane = threadIdx.x & 31;
     const int base = __ldg(&tile_ptr[t]);
     const int len = __ldg(&tile_ptr[t + 1]) - base;
@@ -74,13 +74,21 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     if (threadIdx.x == 0) {
         *s_min = 0x7fffffffffffffffLL;
         *s_left = 0;
+        s_any[0] = 0;
     }
     // a barrier (every load above done) and "does any vertex need expanding?"
     int work = __syncthreads_or(mine);
     int step = 0;
+    // One __syncthreads a step: step k raises s_any[k % 3] when it queues a vertex for step k+1,
+    // and everyone reads it after the step's barrier. Thread 0 clears s_any[(k+1) % 3] during
+    // step k: its readers read it before the previous barrier, its writers (step k+1) write
+    // after this one.
     while (work) {
         if (step == max_steps) break;  // block-uniform: work and step are
+        const int slot = step % 3;
+        if (threadIdx.x == 0) s_any[(step + 1) % 3] = 0;
         ++step;
+        bool queued = false;
         for (int i = threadIdx.x; i < len; i += blockDim.x) {
             if (!cur[i]) continue;
             cur[i] = 0;
@@ -95,18 +103,21 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
                 const D nd = saturating_add(du, __ldg(&in_w[e]));
                 ++edges;
                 if (nd < atomicMin(&sd[h], nd)) {
-                    if (nd < T) nxt[h] = 1;
-                    else pend[h] = 1;  // h is not in cur (cur holds only values below T)
+                    if (nd < T) {
+                        nxt[h] = 1;
+                        queued = true;
+                    } else {
+                        pend[h] = 1;  // h is not in cur (cur holds only values below T)
+                    }
                 }
             }
         }
+        if (queued) s_any[slot] = 1;  // every writer writes 1
         __syncthreads();  // the step's relaxations are done; cur is all clear again
         unsigned char* swap = cur;
         cur = nxt;
         nxt = swap;
-        mine = false;
-        for (int i = threadIdx.x; i < len; i += blockDim.x) mine |= cur[i] != 0;
-        work = __syncthreads_or(mine);
+        work = s_any[slot];
     }
     // write back; dirty what is left (step cap) or pending; boundary work to the out queue
     long long least = 0x7fffffffffffffffLL;
@@ -145,7 +156,7 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
     D* sd = reinterpret_cast<D*>(tile_smem);
     unsigned char* flags = reinterpret_cast<unsigned char*>(tile_smem) + tile_cap * (int)sizeof(D);
     __shared__ long long s_min, s_split;
-    __shared__ int s_left;
+    __shared__ int s_left, s_any[3];
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
@@ -188,7 +199,7 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         for (long long i = blockIdx.x; i < S; i += gridDim.x) {
             const int t = __ldcg(&tq[i]);
             tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next, outq,
-                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, &s_min, &s_left, edges, steps);
+                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, &s_min, &s_left, s_any, edges, steps);
         }
         if (leader) activations += S;
         grid_barrier(ctrl, target);
