@@ -9,7 +9,7 @@
 // after each phase:
 //   A (tiles)    every tile queued for round r is taken by one block: its distances go to
 //                shared memory; its dirty vertices below the threshold T start a worklist;
-//                steps (a __syncthreads each) relax the worklist's intra-tile edges with
+//                steps (one __syncthreads each) relax the worklist's intra-tile edges with
 //                shared atomicMin until nothing improves below T (at most max_steps; what is
 //                left stays dirty and the tile is queued again); distances are written back,
 //                improvements at or above T stay dirty (the far side of near-far), and every
@@ -26,7 +26,8 @@
 // the graph (never written) with __ldg.
 #include "opt_phases.cuh"
 
-#define TILE_FLAGS 4  // flag bytes per vertex in shared memory: two worklists, pending, expanded
+// Dynamic shared memory per block (the host sizes it: methods/opt.py, _run_tiles_gpu):
+// tile_cap distances, then 4 flag bytes a vertex (two worklists, pending, expanded).
 
 __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q, long long* count) {
     if (atomicMax(&tstamp[t], round) < round) {
