@@ -27,6 +27,7 @@ SEMANTICS = ("tests/test_gpu_semantics.py",)
 METHODS = ("tests/test_gpu_semantics.py", "tests/test_methods.py", "-k", "not real_graphs")
 CLASSICS = ("tests/test_gpu_semantics.py", "tests/test_classics.py", "-k", "not real_graphs")
 OPT = ("tests/test_gpu_semantics.py", "tests/test_opt.py")
+TILES = ("tests/test_tiles.py", "-k", "gpu")
 APSP = ("tests/test_apsp.py", "tests/test_apsp_narrow.py")
 PATHS = ("tests/test_paths.py",)
 
@@ -144,6 +145,15 @@ MUTANTS = [
            "c.ctrl[C_ROUNDS] = r;",
            "c.ctrl[C_ROUNDS] = r + 1;",
            "opt in-core reports one round more than it ran", OPT),
+    # -- opt_tiles.cu (opt -tile N) ------------------------------------------------------------
+    Mutant("opt-tiles-pending-forgotten", "sssp_gpu/kernels/opt_tiles.cu",
+           "if (left || pend[i]) {",
+           "if (left) {",
+           "opt -tile forgets a tile's improvements at or above the threshold (never expanded)", TILES),
+    Mutant("opt-tiles-boundary-not-dirty", "sssp_gpu/kernels/opt_tiles.cu",
+           "                    dirty[v] = 1;\n",
+           "",
+           "opt -tile's boundary relaxations never mark their head for expansion", TILES),
     Mutant("opt-split-time-microseconds", "sssp_gpu/methods/opt.py",
            "filtering_ms = min(total_ms, ctrl[C_SPLIT_NS] / 1e6)",
            "filtering_ms = min(total_ms, ctrl[C_SPLIT_NS] / 1e3)",

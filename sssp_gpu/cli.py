@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 USAGE = """\
 usage: sssp -input FILE -bsize N -bcount N -output FILE METHOD -sync incore|outcore [-usesmem yes|no]
-            [-delta N] [-fuse N] [-paths FILE]
+            [-delta N] [-fuse N] [-tile N] [-paths FILE]
        sssp --input FILE --bsize N --bcount N --output FILE --method METHOD --sync incore|outcore [--usesmem yes|no]
 
   -input FILE      edge list: lines "src dst [weight]" (weight 1 if absent), '#' comments;
@@ -40,14 +40,16 @@ usage: sssp -input FILE -bsize N -bcount N -output FILE METHOD -sync incore|outc
                    for edge lists sorted by destination (other orders work, more slowly)
   -delta N         opt only: near-far bucket width (default: automatic; 0: unbounded, BFS-like rounds)
   -fuse N          opt only: block-local steps per thin round, bucket fusion (default 32; 0: off)
+  -tile N          opt only: tile fixpoints in shared memory, tiles of N vertices (32..3072;
+                   default 0: off); with it, -fuse N caps a tile's steps per round (default 16)
   -paths FILE      also write each vertex's predecessor on a shortest path, "<vertex>:<pred>"
                    ("-" for the source and unreachable); python -m sssp_gpu.paths prints a path
 
 Without a CUDA GPU (or with SSSP_DEVICE=cpu) the same method runs in numpy on the CPU.
 Exit status: 0 ok, 1 bad input file, 2 bad command line, 3 device failure."""
 
-FLAGS = ("input", "bsize", "bcount", "output", "method", "sync", "usesmem", "delta", "fuse", "paths")
-OPTIONAL = ("usesmem", "delta", "fuse", "paths")
+FLAGS = ("input", "bsize", "bcount", "output", "method", "sync", "usesmem", "delta", "fuse", "tile", "paths")
+OPTIONAL = ("usesmem", "delta", "fuse", "tile", "paths")
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ def parse(argv: list[str]) -> Invocation:
 
     run = Run(values["method"].lower(), values["sync"].lower(), usesmem == "yes",
               _integer(values, "bsize"), _integer(values, "bcount"),
-              delta=_integer(values, "delta"), fuse=_integer(values, "fuse"))
+              delta=_integer(values, "delta"), fuse=_integer(values, "fuse"), tile=_integer(values, "tile"))
     paths = values.get("paths")
     if paths is not None and os.path.realpath(paths) == os.path.realpath(values["output"]):
         raise UsageError("-paths and -output name the same file: one would overwrite the other")

@@ -184,7 +184,8 @@ def test_gpu_run_says_gpu_and_its_name(tmp_path):
         assert distances(out) == FIG1_LINES
 
 
-@pytest.mark.parametrize("flags", [("-delta", 3, "-fuse", 0), ("--delta", 0, "--fuse", 8), ("-fuse", 1)])
+@pytest.mark.parametrize("flags", [("-delta", 3, "-fuse", 0), ("--delta", 0, "--fuse", 8), ("-fuse", 1),
+                                   ("-tile", 32), ("--tile", 1000, "-delta", 3), ("-tile", 0)])
 def test_opt_knobs_on_the_command_line(tmp_path, flags):
     done, out = run_figure1(tmp_path, *flags)
     assert done.returncode == 0, done.stderr
@@ -193,10 +194,12 @@ def test_opt_knobs_on_the_command_line(tmp_path, flags):
         assert "delta 3," in done.stdout
     if "--delta" in flags:
         assert "delta unbounded" in done.stdout
+    tiled = any(flag.endswith("tile") for flag in map(str, flags)) and flags[-1] != 0
+    assert ("tiles: 1 of <= " in done.stdout) == tiled
 
 
 @pytest.mark.parametrize("extra,message", [
-    (("-delta", 3), "opt only"), (("-fuse", 4), "opt only"),
+    (("-delta", 3), "opt only"), (("-fuse", 4), "opt only"), (("-tile", 64), "opt only"),
 ])
 def test_opt_knobs_are_refused_for_other_methods(tmp_path, extra, message):
     done, out = run_figure1(tmp_path, *extra, method="bmf")
@@ -206,6 +209,7 @@ def test_opt_knobs_are_refused_for_other_methods(tmp_path, extra, message):
 
 @pytest.mark.parametrize("extra,message", [
     (("-delta", -1), ">= 0"), (("-delta", "x"), "integer"), (("-fuse", 70000), "-fuse"), (("-delta",), "needs a value"),
+    (("-tile", 5000), "-tile"), (("--tile", 16), "-tile"),
 ])
 def test_bad_opt_knobs_exit_2(tmp_path, extra, message):
     done, _ = run_figure1(tmp_path, *extra)

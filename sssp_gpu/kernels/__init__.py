@@ -24,6 +24,8 @@ MODULES = {
     "opt": [f"{k}<{t}>" for k in ("opt_mark_k", "opt_expand_k", "opt_after_expand_k", "opt_split_k") for t in DIST_TYPES],
     # ... and its persistent kernel, launched cooperatively so all blocks are co-resident
     "opt_coop": [f"opt_persistent<{t}>" for t in DIST_TYPES],
+    # ... and opt -tile N's persistent kernel (tile fixpoints in shared memory), cooperative too
+    "opt_tiles": [f"opt_tiles_persistent<{t}>" for t in DIST_TYPES],
     # the seed papers' methods (vbf, vbf-stride, vbf-flag, harish, dijkstra) and all pairs
     "vbf": [f"{k}<{t}>" for k in ("vbf_relax", "vbf_flag_relax", "vbf_flag_forward") for t in DIST_TYPES],
     "harish": [f"{k}<{t}>" for k in ("harish_relax", "harish_commit") for t in DIST_TYPES],
@@ -34,7 +36,7 @@ MODULES = {
     + ["apsp_fw_diagonal<short>", "apsp_minplus_s16x2"],
 }
 # module name -> (source file, launched with cuLaunchCooperativeKernel)
-SOURCES = {"opt_coop": ("opt.cu", True)}
+SOURCES = {"opt_coop": ("opt.cu", True), "opt_tiles": ("opt_tiles.cu", True)}
 
 
 def c_type(dtype) -> str:

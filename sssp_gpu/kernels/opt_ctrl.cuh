@@ -23,7 +23,10 @@
 #define C_FMIN 24     // 3 slots: least distance in round r's near queue (pull rounds): slot r % 3
 #define C_PULLS 27    // rounds run bottom-up (pull)
 #define C_SPREV 28    // phase driver: the previous round's near-queue size
-#define C_SIZE 32
+#define C_OUTQ 29     // 3 slots, opt -tile: vertices queued for phase B in round r: slot r % 3
+#define C_TSTEPS 32   // opt -tile: worklist steps over all tile activations
+#define C_TACTIVE 33  // opt -tile: tile activations
+#define C_SIZE 40
 
 #define MODE_EXPAND 0
 #define MODE_SPLIT 1

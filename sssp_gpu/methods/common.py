@@ -14,15 +14,17 @@ from sssp_common.vocabulary import METHODS, SYNCS, recorded_method
 MAX_BCOUNT = 1 << 20
 DEFAULT_FUSE = 32     # opt's block-local steps per thin round (bucket fusion); see methods/opt.py
 MAX_FUSE = 1 << 16
-TUNED_METHODS = ("opt",)  # the methods -delta and -fuse apply to
+TUNED_METHODS = ("opt",)  # the methods -delta, -fuse and -tile apply to
+TILE_RANGE = (32, 3072)   # opt -tile N: vertices per tile (shared memory: 12 bytes a vertex at most)
 
 
 @dataclass(frozen=True)
 class Run:
     """What the command line asked for, checked once here (a bad value is a UsageError).
 
-    ``delta`` and ``fuse`` are opt's knobs: the near-far bucket width (None: the automatic
-    rule, 0: unbounded) and the block-local steps per thin round (None: DEFAULT_FUSE, 0: off).
+    ``delta``, ``fuse`` and ``tile`` are opt's knobs: the near-far bucket width (None: the
+    automatic rule, 0: unbounded), the block-local steps per thin round (None: DEFAULT_FUSE,
+    0: off) and the tile size of tile fixpoints (None or 0: off; methods/tiles.py).
     """
 
     method: str = "bmf"
@@ -32,6 +34,7 @@ class Run:
     bcount: int = 4
     delta: Optional[int] = None
     fuse: Optional[int] = None
+    tile: Optional[int] = None
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -46,12 +49,14 @@ class Run:
             raise UsageError("-usesmem yes (segscan) applies to bmf only")
         if self.usesmem and self.sync != "outcore":
             raise UsageError("-usesmem yes (segscan) is out-of-core only, as the spec defines it: use -sync outcore")
-        if self.method not in TUNED_METHODS and (self.delta is not None or self.fuse is not None):
-            raise UsageError(f"-delta and -fuse apply to {', '.join(TUNED_METHODS)} only, not {self.method}")
+        if self.method not in TUNED_METHODS and (self.delta, self.fuse, self.tile) != (None, None, None):
+            raise UsageError(f"-delta, -fuse and -tile apply to {', '.join(TUNED_METHODS)} only, not {self.method}")
         if self.delta is not None and self.delta < 0:
             raise UsageError(f"-delta must be >= 0 (0: unbounded), not {self.delta}")
         if self.fuse is not None and not 0 <= self.fuse <= MAX_FUSE:
             raise UsageError(f"-fuse must be from 0 (off) to {MAX_FUSE}, not {self.fuse}")
+        if self.tile and not TILE_RANGE[0] <= self.tile <= TILE_RANGE[1]:
+            raise UsageError(f"-tile must be 0 (off) or from {TILE_RANGE[0]} to {TILE_RANGE[1]}, not {self.tile}")
 
     @property
     def label(self) -> str:
@@ -61,6 +66,11 @@ class Run:
     @property
     def fuse_steps(self) -> int:
         return DEFAULT_FUSE if self.fuse is None else self.fuse
+
+    @property
+    def tile_size(self) -> int:
+        """opt's tile size; 0: tiles off (the default until measured; BENCHMARKS.md, issue 26)."""
+        return self.tile or 0
 
     @property
     def threads(self) -> int:

@@ -57,6 +57,7 @@ C_NEAR, C_FARMIN, C_T, C_MODE, C_SIZE = CTRL["C_NEAR"], CTRL["C_FARMIN"], CTRL["
 C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS = CTRL["C_EDGES"], CTRL["C_SCANNED"], CTRL["C_ROUNDS"], CTRL["C_SPLITS"]
 C_BARRIERS, C_ERROR, C_SPLIT_NS, MODE_DONE = CTRL["C_BARRIERS"], CTRL["C_ERROR"], CTRL["C_SPLIT_NS"], CTRL["MODE_DONE"]
 C_FMIN, C_PULLS = CTRL["C_FMIN"], CTRL["C_PULLS"]
+C_TSTEPS, C_TACTIVE = CTRL["C_TSTEPS"], CTRL["C_TACTIVE"]
 # Bottom-up rounds (equal weights): when round r's near queue holds more than n / PULL_SHARE
 # vertices (and is not smaller than the last: top-down again once it shrinks), each vertex
 # looks for a queued in-neighbour instead (direction-optimizing BFS). n/64 (was n/32) also
@@ -132,6 +133,8 @@ def _notes(delta: int, splits: int, rounds: int) -> list[str]:
 
 def run_cpu(graph: Graph, run: Run) -> Result:
     """Near-far in numpy, one vectorised frontier expansion per round."""
+    if run.tile_size:
+        return _run_tiles_cpu(graph, run)
     csr = CsrBySource(graph)
     heads, weights = csr.heads, csr.weights
     delta = choose_delta(graph, run, on_gpu=False)
@@ -246,18 +249,21 @@ class _DeviceState:
                 self.w0, self.pull_min)
 
 
-def _persistent_blocks(kernel, bsize: int) -> int:
-    """Blocks that can all be resident at once (a grid barrier needs every block running)."""
+def _persistent_blocks(kernel, bsize: int, shared: int = 0) -> int:
+    """Blocks that can all be resident at once (a grid barrier needs every block running);
+    ``shared``: the dynamic shared memory of each block, in bytes."""
     import cupy
 
     device = cupy.cuda.Device()
     sms = device.attributes["MultiProcessorCount"]
     try:
-        per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, bsize, 0)
-    except Exception:  # older CuPy: estimate from registers and threads
+        per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, bsize, shared)
+    except Exception:  # older CuPy: estimate from registers, threads and shared memory
         regs = max(1, kernel.num_regs)
         per_sm = min(device.attributes["MaxThreadsPerMultiProcessor"] // bsize,
                      device.attributes["MaxRegistersPerMultiprocessor"] // (regs * bsize))
+        if shared:
+            per_sm = min(per_sm, device.attributes["MaxSharedMemoryPerMultiprocessor"] // (shared + 1024))
     if per_sm < 1:
         raise RuntimeError(f"opt's persistent kernel does not fit {bsize}-thread blocks on this GPU")
     return int(per_sm) * sms
@@ -268,6 +274,8 @@ def run_gpu(graph: Graph, run: Run) -> Result:
 
     from .. import kernels
 
+    if run.tile_size:
+        return _run_tiles_gpu(graph, run)
     dtype = distance_dtype(graph)
     ctype = kernels.c_type(dtype)
     state = _DeviceState(graph, dtype)
@@ -316,3 +324,89 @@ def run_gpu(graph: Graph, run: Run) -> Result:
         notes.append(f"grid barriers: {int(ctrl[C_BARRIERS])}")
     return Result(to_result_dist(state.dist.get()), total_ms - filtering_ms, filtering_ms, rounds,
                   int(ctrl[C_EDGES]), int(ctrl[C_SCANNED]), launch, notes)
+
+
+# ---- opt -tile N: tile fixpoints in shared memory (issue 26, item 1; methods/tiles.py) ----
+
+def _tile_notes(tiling, run: Run, delta: int, splits: int, rounds: int, activations: int, steps: int) -> list[str]:
+    from .tiles import step_cap
+
+    return _notes(delta, splits, rounds) + [
+        f"tiles: {tiling.tiles} of <= {tiling.size} vertices ({tiling.how}), "
+        f"{tiling.intra_share:.0%} of edges inside tiles; {activations} tile activations, "
+        f"{steps} shared-memory steps (at most {step_cap(tiling.size, run.fuse)} per activation)"]
+
+
+def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
+    """The tile scheme in numpy (tiles.solve_cpu); renumbering and tiling are setup, untimed."""
+    from . import tiles
+
+    tiling = tiles.tiling_for(graph, run.tile_size)
+    delta = choose_delta(graph, run, on_gpu=False)
+    timer = CpuTimer()
+    with timer.region():
+        dist, stats = tiles.solve_cpu(tiling, delta, tiles.step_cap(tiling.size, run.fuse))
+    launch = f"{run.bsize}-thread blocks sized to the machine (numpy: the tiles of a round step together)"
+    return Result(to_result_dist(dist[tiling.rank]), timer.total_ms(), 0.0, stats.rounds, stats.relaxed,
+                  stats.scanned, launch,
+                  _tile_notes(tiling, run, delta, stats.splits, stats.rounds, stats.activations, stats.steps))
+
+
+def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
+    """One persistent cooperative kernel (kernels/opt_tiles.cu) for either -sync: its rounds
+    need a grid barrier between the tile phase and the boundary phase."""
+    import cupy
+
+    from .. import kernels
+    from . import tiles
+
+    tiling = tiles.tiling_for(graph, run.tile_size)  # setup (untimed), like the CSR
+    dtype = distance_dtype(graph)
+    delta = choose_delta(graph, run, on_gpu=True)
+    n, count = graph.n, tiling.tiles
+
+    def dev(array, dtype):
+        return cupy.asarray(array if array.shape[0] else np.zeros(1), dtype=dtype)
+
+    source = int(tiling.rank[0])
+    home = int(tiling.tile_of[source])
+    dist = cupy.full(n, dtype_inf(dtype), dtype=dtype)
+    dist[source] = 0
+    dirty = cupy.zeros(n, dtype=np.int32)
+    dirty[source] = 1
+    tpend = cupy.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+    tpend[home] = 0
+    tstamp = cupy.full(count, -1, dtype=np.int32)
+    tstamp[home] = 0
+    queues = [cupy.zeros(count, dtype=np.int32), cupy.zeros(count, dtype=np.int32)]
+    queues[0][0] = home
+    outq = cupy.zeros(max(n, 1), dtype=np.int32)
+    ctrl = np.zeros(C_SIZE, dtype=np.int64)
+    ctrl[C_NEAR] = 1
+    ctrl = cupy.asarray(ctrl)
+    kernel = kernels.kernel("opt_tiles", f"opt_tiles_persistent<{kernels.c_type(dtype)}>")
+    shared = tiling.size * (dtype.itemsize + 4)  # distances and 4 flag bytes a vertex
+    blocks = _persistent_blocks(kernel, run.bsize, shared)
+    guard = np.int32(min(max_rounds(graph), np.iinfo(np.int32).max - 1))
+    args = (dev(tiling.tile_ptr, np.int32), dev(tiling.tile_of, np.int32), np.int32(count),
+            dev(tiling.in_ptr, np.int32), dev(tiling.in_head, np.uint16), dev(tiling.in_w, np.int32),
+            dev(tiling.out_ptr, np.int32), dev(tiling.out_head, np.int32), dev(tiling.out_w, np.int32),
+            dist, dirty, tpend, tstamp, queues[0], queues[1], outq, ctrl, np.int64(delta),
+            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard)
+    timer = GpuTimer()
+    with timer.region():
+        kernel((blocks,), (run.bsize,), args, shared_mem=shared)
+    state = ctrl.get()
+    total_ms = timer.total_ms()
+    if state[C_ERROR]:
+        raise RuntimeError("opt -tile did not converge (round guard hit): this is a bug")
+    filtering_ms = min(total_ms, state[C_SPLIT_NS] / 1e6)
+    rounds = int(state[C_ROUNDS])
+    launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
+              f"one persistent cooperative kernel, a block per tile of <= {tiling.size} vertices, "
+              f"{shared} bytes of shared memory each)")
+    notes = _tile_notes(tiling, run, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]))
+    notes.append(f"grid barriers: {int(state[C_BARRIERS])}")
+    new = to_result_dist(dist.get())
+    return Result(new[tiling.rank], total_ms - filtering_ms, filtering_ms, rounds,
+                  int(state[C_EDGES]), int(state[C_SCANNED]), launch, notes)

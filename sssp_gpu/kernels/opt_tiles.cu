@@ -1,0 +1,243 @@
+// opt -tile N (issue 26, item 1): tile fixpoints in shared memory, for latency-bound graphs.
+//
+// The host (sssp_gpu/methods/tiles.py) renumbers the vertices for locality and cuts them into
+// tiles of consecutive ids (tile_ptr), at most tile_cap vertices each; every edge is either
+// intra-tile (in_ptr/in_head/in_w: heads as 16-bit offsets inside the tile) or boundary
+// (out_ptr/out_head/out_w: heads as global ids of another tile).
+//
+// One persistent cooperative kernel runs the solve in rounds, two phases each, a grid barrier
+// after each phase:
+//   A (tiles)    every tile queued for round r is taken by one block: its distances go to
+//                shared memory; its dirty vertices below the threshold T start a worklist;
+//                steps (one __syncthreads each) relax the worklist's intra-tile edges with
+//                shared atomicMin until nothing improves below T (at most max_steps; what is
+//                left stays dirty and the tile is queued again); distances are written back,
+//                improvements at or above T stay dirty (the far side of near-far), and every
+//                vertex expanded here with boundary edges goes to the out queue. During phase A
+//                a tile's vertices are written by its block only (nobody else writes dist).
+//   B (boundary) the out queue's vertices relax their boundary edges into global dist with
+//                atomicMin; an improved head becomes dirty, lowers its tile's tpend, and (below
+//                T) queues its tile for round r + 1 (each tile once per round: tstamp).
+// When round r's tile queue is empty the threshold moves (a split): every block finds
+// min(tpend) over all tiles (tpend[t] <= every dirty distance in tile t), T = min + delta, and
+// the tiles with tpend below T are queued for round r. min(tpend) infinite: done.
+//
+// Mutable global data is read with __ldcg (L2: the grid barrier orders it; L1 is not coherent);
+// the graph (never written) with __ldg.
+#include "opt_phases.cuh"
+
+// Dynamic shared memory per block (the host sizes it: methods/opt.py, _run_tiles_gpu):
+// tile_cap distances, then 4 flag bytes a vertex (two worklists, pending, expanded).
+
+__device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q, long long* count) {
+    if (atomicMax(&tstamp[t], round) < round) {
+        const unsigned long long at = atomicAdd((unsigned long long*)count, 1ull);
+        q[at] = t;
+    }
+}
+
+#define TILE_PARAMS                                                                              \
+    const int *__restrict__ tile_ptr, const int *__restrict__ tile_of, int tiles,                 \
+        const int *__restrict__ in_ptr, const unsigned short *__restrict__ in_head,               \
+        const int *__restrict__ in_w, const int *__restrict__ out_ptr,                            \
+        const int *__restrict__ out_head, const int *__restrict__ out_w, D *dist, int *dirty,     \
+        long long *tpend, int *tstamp, int *tq0, int *tq1, int *outq, long long *ctrl,            \
+        long long delta, int tile_cap, int max_steps, int max_rounds
+
+// Phase A for tile t of round r (the whole block calls it; it begins and ends block-uniform).
+template <typename D>
+__device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, const int* __restrict__ in_ptr,
+                              const unsigned short* __restrict__ in_head, const int* __restrict__ in_w,
+                              const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
+                              int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
+                              int max_steps, D* sd, unsigned char* flags, int tile_cap, long long* s_min,
+                              int* s_left, int* s_any, long long& edges, long long& steps) {
+    const int lane = threadIdx.x & 31;
+    const int base = __ldg(&tile_ptr[t]);
+    const int len = __ldg(&tile_ptr[t + 1]) - base;
+    unsigned char* cur = flags;
+    unsigned char* nxt = flags + tile_cap;
+    unsigned char* pend = flags + 2 * tile_cap;  // improved at or above T, not expanded since
+    unsigned char* expd = flags + 3 * tile_cap;  // expanded in this activation
+    bool mine = false;
+    for (int i = threadIdx.x; i < len; i += blockDim.x) {
+        const D d = __ldcg(&dist[base + i]);
+        const int dv = __ldcg(&dirty[base + i]);
+        const bool now = dv != 0 && d < T;
+        sd[i] = d;
+        cur[i] = now;
+        nxt[i] = 0;
+        pend[i] = dv != 0 && !now;
+        expd[i] = 0;
+        if (dv) dirty[base + i] = 0;
+        mine |= now;
+    }
+    if (threadIdx.x == 0) {
+        *s_min = 0x7fffffffffffffffLL;
+        *s_left = 0;
+        s_any[0] = 0;
+    }
+    // a barrier (every load above done) and "does any vertex need expanding?"
+    int work = __syncthreads_or(mine);
+    int step = 0;
+    // One __syncthreads a step: step k raises s_any[k % 3] when it queues a vertex for step k+1,
+    // and everyone reads it after the step's barrier. Thread 0 clears s_any[(k+1) % 3] during
+    // step k: its readers read it before the previous barrier, its writers (step k+1) write
+    // after this one.
+    while (work) {
+        if (step == max_steps) break;  // block-uniform: work and step are
+        const int slot = step % 3;
+        if (threadIdx.x == 0) s_any[(step + 1) % 3] = 0;
+        ++step;
+        bool queued = false;
+        for (int i = threadIdx.x; i < len; i += blockDim.x) {
+            if (!cur[i]) continue;
+            cur[i] = 0;
+            expd[i] = 1;
+            pend[i] = 0;
+            // sd[i] < T here; other threads may lower it during this step: then they set nxt[i]
+            // and it is expanded again next step (any value read is a path length)
+            const D du = sd[i];
+            const int end = __ldg(&in_ptr[base + i + 1]);
+            for (int e = __ldg(&in_ptr[base + i]); e < end; ++e) {
+                const int h = __ldg(&in_head[e]);
+                const D nd = saturating_add(du, __ldg(&in_w[e]));
+                ++edges;
+                if (nd < atomicMin(&sd[h], nd)) {
+                    if (nd < T) {
+                        nxt[h] = 1;
+                        queued = true;
+                    } else {
+                        pend[h] = 1;  // h is not in cur (cur holds only values below T)
+                    }
+                }
+            }
+        }
+        if (queued) s_any[slot] = 1;  // every writer writes 1
+        __syncthreads();  // the step's relaxations are done; cur is all clear again
+        unsigned char* swap = cur;
+        cur = nxt;
+        nxt = swap;
+        work = s_any[slot];
+    }
+    // write back; dirty what is left (step cap) or pending; boundary work to the out queue
+    long long least = 0x7fffffffffffffffLL;
+    bool left_any = false;
+    for (int i0 = 0; i0 < len; i0 += blockDim.x) {  // block-uniform bounds: warp_push needs every lane
+        const int i = i0 + threadIdx.x;
+        bool push = false;
+        if (i < len) {
+            const int v = base + i;
+            const D d = sd[i];
+            dist[v] = d;
+            const bool left = cur[i] != 0;
+            if (left || pend[i]) {
+                dirty[v] = 1;
+                least = min(least, (long long)d);
+            }
+            left_any |= left;
+            push = expd[i] && __ldg(&out_ptr[v + 1]) > __ldg(&out_ptr[v]);
+        }
+        warp_push(push, base + i, outq, &ctrl[C_OUTQ + r % 3], lane);
+    }
+    if (least < 0x7fffffffffffffffLL) atomicMin(s_min, least);
+    if (left_any) *s_left = 1;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        tpend[t] = *s_min;  // phase A: only this block writes tpend[t]
+        if (*s_left) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
+        steps += step;
+    }
+    __syncthreads();  // shared memory is reused by the block's next tile
+}
+
+template <typename D>
+__global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
+    extern __shared__ long long tile_smem[];  // dynamic: tile_cap distances, then 4 x tile_cap flag bytes
+    D* sd = reinterpret_cast<D*>(tile_smem);
+    unsigned char* flags = reinterpret_cast<unsigned char*>(tile_smem) + tile_cap * (int)sizeof(D);
+    __shared__ long long s_min, s_split;
+    __shared__ int s_left, s_any[3];
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long nthreads = (long long)gridDim.x * blockDim.x;
+    unsigned long long target = 0;
+    long long edges = 0, scanned = 0, barriers = 0, splits = 0, split_ns = 0, steps = 0, activations = 0;
+    int r = 0;
+    D T = threshold_after<D>(0, delta);
+    while (true) {
+        int* tq = (r & 1) ? tq1 : tq0;
+        int* tq_next = (r & 1) ? tq0 : tq1;
+        const long long S = ldcg64(&ctrl[C_NEAR + r % 3]);
+        if (S == 0) {  // a split: every block reads the same tpend[] (nobody writes it now)
+            const long long t0 = leader ? global_ns() : 0;
+            long long least = 0x7fffffffffffffffLL;
+            for (int t = threadIdx.x; t < tiles; t += blockDim.x) least = min(least, __ldcg(&tpend[t]));
+            if (threadIdx.x == 0) s_split = 0x7fffffffffffffffLL;
+            __syncthreads();
+            if (least < 0x7fffffffffffffffLL) atomicMin(&s_split, least);
+            __syncthreads();
+            const long long low = s_split;
+            __syncthreads();
+            if (low == 0x7fffffffffffffffLL) break;  // grid-uniform: nothing dirty anywhere
+            // Every thread decided "split" from the count the queueing below changes: wait until
+            // all have read it (else a late block would see the new count and skip the split).
+            grid_barrier(ctrl, target);
+            T = threshold_after<D>(low, delta);
+            for (long long t = tid; t < tiles; t += nthreads)
+                if (__ldcg(&tpend[t]) < (long long)T) queue_tile((int)t, r, tstamp, tq, &ctrl[C_NEAR + r % 3]);
+            grid_barrier(ctrl, target);
+            barriers += 2;
+            ++splits;
+            scanned += leader ? tiles : 0;
+            if (leader) split_ns += global_ns() - t0;
+            continue;
+        }
+        if (leader) {  // slots nobody reads until after the next barrier
+            ctrl[C_NEAR + (r + 2) % 3] = 0;
+            ctrl[C_OUTQ + (r + 1) % 3] = 0;
+        }
+        for (long long i = blockIdx.x; i < S; i += gridDim.x) {
+            const int t = __ldcg(&tq[i]);
+            tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next, outq,
+                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, &s_min, &s_left, s_any, edges, steps);
+        }
+        if (leader) activations += S;
+        grid_barrier(ctrl, target);
+        // phase B: the boundary edges of the vertices expanded in phase A
+        const long long Q = ldcg64(&ctrl[C_OUTQ + r % 3]);
+        for (long long i = tid; i < Q; i += nthreads) {
+            const int u = __ldcg(&outq[i]);
+            const D du = __ldcg(&dist[u]);
+            const int end = __ldg(&out_ptr[u + 1]);
+            for (int e = __ldg(&out_ptr[u]); e < end; ++e) {
+                const int v = __ldg(&out_head[e]);
+                const D nd = saturating_add(du, __ldg(&out_w[e]));
+                ++edges;
+                if (nd < atomicMin(&dist[v], nd)) {
+                    const int tv = __ldg(&tile_of[v]);
+                    dirty[v] = 1;
+                    atomicMin(&tpend[tv], (long long)nd);
+                    if (nd < T) queue_tile(tv, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
+                }
+            }
+        }
+        grid_barrier(ctrl, target);
+        barriers += 2;
+        ++r;
+        if (r > max_rounds) {
+            if (leader) ctrl[C_ERROR] = 1;
+            break;  // grid-uniform: every thread counts the same rounds
+        }
+    }
+    flush_stats(ctrl, edges, scanned);
+    if (threadIdx.x == 0 && steps) atomicAdd((unsigned long long*)&ctrl[C_TSTEPS], (unsigned long long)steps);
+    if (leader) {
+        ctrl[C_ROUNDS] = r;
+        ctrl[C_SPLITS] = splits;
+        ctrl[C_BARRIERS] = barriers;
+        ctrl[C_T] = (long long)T;
+        ctrl[C_SPLIT_NS] = split_ns;
+        ctrl[C_TACTIVE] = activations;
+    }
+}
