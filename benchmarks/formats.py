@@ -41,29 +41,30 @@ def write_mtx(path, graph: Graph, workers: int = 1) -> None:
                                 graph.dst[start:stop].astype(np.int64) + 1, graph.w[start:stop]], b" ", workers=workers)
 
 
+def stable_order(keys: np.ndarray, n: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for int keys in [0, n), as a counting sort: a CSR matrix
+    with one entry per row (row i: column keys[i], value i) transposed to CSC by scipy's C, which
+    walks rows in order. ~1 s on 69M keys where numpy's stable argsort takes ~9 s."""
+    m = keys.shape[0]
+    if m < 2 or m >= 2**31 - 1 or n >= 2**31 - 1:
+        return np.argsort(keys, kind="stable")
+    import scipy.sparse as sp
+
+    rows = sp.csr_matrix((np.arange(m, dtype=np.int32), keys.astype(np.int32, copy=False),
+                          np.arange(m + 1, dtype=np.int32)), shape=(m, n), copy=False)
+    return rows.tocsc().data
+
+
 def by_source_order(graph: Graph) -> Graph:
     """The edges grouped by source, file order kept within a source (a stable sort by ``src``)."""
     if graph.m < 2 or bool(np.all(graph.src[1:] >= graph.src[:-1])):
         return graph
-    return graph.reordered(np.argsort(graph.src, kind="stable"))
+    return graph.reordered(stable_order(graph.src, graph.n))
 
 
 def by_destination(graph: Graph) -> Graph:
-    """The same edges stably sorted by destination: ``graph.reordered(argsort(dst, stable))``.
-
-    When the edges already come grouped by source (every stand-in), the stable order is a
-    CSR-to-CSC transpose, a counting sort in scipy's C (~1 s on 69M edges where the
-    stable argsort takes ~7-10 s); otherwise the argsort itself."""
-    n, m = graph.n, graph.m
-    if m < 2 or not bool(np.all(graph.src[1:] >= graph.src[:-1])) or m >= 2**31 - 1 or n >= 2**31 - 1:
-        return graph.reordered(np.argsort(graph.dst, kind="stable"))
-    import scipy.sparse as sp
-
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.bincount(graph.src, minlength=n), out=offsets[1:])
-    forward = sp.csr_matrix((np.arange(m, dtype=np.int32), graph.dst, offsets), shape=(n, n), copy=False)
-    order = forward.tocsc().data  # edge numbers by destination, increasing within each (rows in order)
-    return Graph(n, graph.src[order], graph.dst[order], graph.w[order])
+    """The same edges stably sorted by destination: ``graph.reordered(argsort(dst, stable))``."""
+    return graph.reordered(stable_order(graph.dst, graph.n))
 
 
 def write_gunrock_csr(path, graph: Graph) -> None:
