@@ -63,8 +63,15 @@ def by_source_order(graph: Graph) -> Graph:
 
 
 def by_destination(graph: Graph) -> Graph:
-    """The same edges stably sorted by destination: ``graph.reordered(argsort(dst, stable))``."""
-    return graph.reordered(stable_order(graph.dst, graph.n))
+    """The same edges stably sorted by destination: ``graph.reordered(argsort(dst, stable))``
+    (the sorted destinations are counted, not gathered; equal weights are not gathered either)."""
+    if graph.m < 2:
+        return graph
+    order = stable_order(graph.dst, graph.n)
+    dst = np.repeat(np.arange(graph.n, dtype=graph.dst.dtype), np.bincount(graph.dst, minlength=graph.n))
+    same = bool(np.all(graph.w == graph.w[0]))
+    w = np.full_like(graph.w, graph.w[0]) if same else graph.w[order]
+    return Graph(graph.n, graph.src[order], dst, w)
 
 
 def write_gunrock_csr(path, graph: Graph) -> None:

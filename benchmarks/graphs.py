@@ -195,6 +195,7 @@ class Preparation:
         folder(scale, root).mkdir(parents=True, exist_ok=True)
         jobs = needed_formats(scale, keys, gapbs_format, gunrock_format)
         missing_arrays = [k for k in keys if not (folder(scale, root) / k / "meta.json").is_file()]
+        missing_arrays.sort(key=lambda k: k != "lj")  # the longest first: the others fit around it
         missing_files = [(k, f) for k, f in jobs if not path(scale, k, f, root).is_file()]
         if not missing_arrays and not missing_files:
             self.seconds = time.perf_counter() - self.started
