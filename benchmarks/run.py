@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             began_wait = time.perf_counter()
             seconds = preparation.wait()
             waited.append(time.perf_counter() - began_wait)
-            print(f"graphs ready {seconds:.1f} s after the start (waited {waited[0]:.1f} s for them)", flush=True)
+            print(f"  (waited {waited[0]:.1f} s for the graphs, {seconds:.1f} s after preparation began)", flush=True)
 
     try:
         failures = _run_sections(plan, settings, budget, record, graphs_ready)
