@@ -175,3 +175,12 @@ def test_prepared_stand_in_files_are_the_straightforward_ones(tmp_path, monkeypa
             assert cached.n == parsed.n and np.array_equal(cached.src, parsed.src)
             assert np.array_equal(cached.dst, parsed.dst) and np.array_equal(cached.w, parsed.w)
         assert graphs.path("ci", key, "csr", tmp_path).is_file()
+
+
+def test_the_harness_compiles_kernels_beside_preparation_only_for_a_gpu(monkeypatch):
+    from benchmarks import run
+
+    monkeypatch.setenv("SSSP_DEVICE", "cpu")
+    assert run._start_warm() is None
+    # the order of the quick tables: fw first (it overlaps the preparation), then wall, then versus
+    assert [name for name, _ in run.QUICK] == ["fw", "wall", "versus"]
