@@ -184,3 +184,14 @@ def test_the_harness_compiles_kernels_beside_preparation_only_for_a_gpu(monkeypa
     assert run._start_warm() is None
     # the order of the quick tables: fw first (it overlaps the preparation), then wall, then versus
     assert [name for name, _ in run.QUICK] == ["fw", "wall", "versus"]
+
+
+@pytest.mark.parametrize("levels", [9, 10])
+def test_rmat_ids_are_the_same_in_threads(levels):
+    """The generator's look-ups run in threads chunk by chunk; its draws stay in order."""
+    from grader.data import synth
+
+    one = synth._rmat_ids(np.random.default_rng(4), 50_001, levels, 0.57, 0.19, 0.19, chunk=4_096, workers=1)
+    three = synth._rmat_ids(np.random.default_rng(4), 50_001, levels, 0.57, 0.19, 0.19, chunk=4_096, workers=3)
+    assert np.array_equal(one[0], three[0]) and np.array_equal(one[1], three[1])
+    assert int(one[0].max()) < 2**levels and int(one[1].min()) >= 0
