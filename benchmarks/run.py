@@ -30,7 +30,7 @@ from sssp_common.record import machine, project_commit  # noqa: E402
 
 # (section, cumulative share of the budget it may use up to). fw ~15 s, first: it needs none of
 # the benchmark graphs and times only GPU kernels, so it runs while they are prepared. (a) wall
-# ~56 s on the H100 host; (b) versus ~15 s with cached baselines, ~35 s without (Gunrock reading
+# ~45 s on the H100 host (quick: two runs per method on the road stand-in, one on LiveJournal); (b) versus ~15 s with cached baselines, ~35 s without (Gunrock reading
 # binary .csr). versus's rows and baselines are never skipped: their expected time is held back
 # from the wall table (``_reserve``), so a cold run (graphs, baselines) shortens the wall table
 # instead of overrunning the budget.
