@@ -135,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             began_wait = time.perf_counter()
             said, _ = warming.communicate()
             lines = (said or "").strip().splitlines()
-            print(f"  {lines[-1] if lines else 'kernels: no output'} (exit {warming.returncode}; "
-                  f"waited {time.perf_counter() - began_wait:.1f} s)", flush=True)
+            print(f"  {lines[-1] if lines else 'kernels: no output'} (exit {warming.returncode}; done "
+                  f"{time.perf_counter() - began:.1f} s after the start; waited {time.perf_counter() - began_wait:.1f} s)",
+                  flush=True)
 
     try:
         failures = _run_sections(plan, settings, budget, record, graphs_ready, kernels_ready)
