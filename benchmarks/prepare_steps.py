@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         step("  its digest", lambda: file_digest(out / "g.csr"))
         step("gapbs .wsg", lambda: formats.write_wsg(out / "g.wsg", graph))
         step("  its digest", lambda: file_digest(out / "g.wsg"))
-        step("scipy .csr.npz", lambda: np.savez(out / "g.npz", *formats.squished(graph.n, graph.src, graph.dst, graph.w)))
+        step("scipy .csr.npz",
+             lambda: np.savez(out / "g.npz", *formats.squished(graph.n, graph.src, graph.dst, graph.w)))
     return 0
 
 

@@ -30,8 +30,8 @@ from sssp_common.record import machine, project_commit  # noqa: E402
 
 # (section, cumulative share of the budget it may use up to). fw ~15 s, first: it needs none of
 # the benchmark graphs and times only GPU kernels, so it runs while they are prepared. (a) wall
-# ~45 s on the H100 host (quick: two runs per method on the road stand-in, one on LiveJournal); (b) versus ~15 s with cached baselines, ~35 s without (Gunrock reading
-# binary .csr). versus's rows and baselines are never skipped: their expected time is held back
+# ~45 s on the H100 host (quick: two runs per method on the road stand-in, one on LiveJournal);
+# (b) versus ~15 s with cached baselines, ~35 s without (Gunrock reading binary .csr). versus's rows and baselines are never skipped: their expected time is held back
 # from the wall table (``_reserve``), so a cold run (graphs, baselines) shortens the wall table
 # instead of overrunning the budget.
 QUICK = [("fw", 0.15), ("wall", 0.75), ("versus", 1.0)]
@@ -135,9 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             began_wait = time.perf_counter()
             said, _ = warming.communicate()
             lines = (said or "").strip().splitlines()
+            done = time.perf_counter()
             print(f"  {lines[-1] if lines else 'kernels: no output'} (exit {warming.returncode}; done "
-                  f"{time.perf_counter() - began:.1f} s after the start; waited {time.perf_counter() - began_wait:.1f} s)",
-                  flush=True)
+                  f"{done - began:.1f} s after the start; waited {done - began_wait:.1f} s)", flush=True)
 
     try:
         failures = _run_sections(plan, settings, budget, record, graphs_ready, kernels_ready)
