@@ -31,9 +31,10 @@ from sssp_common.record import machine, project_commit  # noqa: E402
 # (section, cumulative share of the budget it may use up to). fw ~15 s, first: it needs none of
 # the benchmark graphs and times only GPU kernels, so it runs while they are prepared. (a) wall
 # ~45 s on the H100 host (quick: two runs per method on the road stand-in, one on LiveJournal);
-# (b) versus ~15 s with cached baselines, ~35 s without (Gunrock reading binary .csr). versus's rows and baselines are never skipped: their expected time is held back
-# from the wall table (``_reserve``), so a cold run (graphs, baselines) shortens the wall table
-# instead of overrunning the budget.
+# (b) versus ~15 s with cached baselines, ~35 s without (Gunrock reading binary .csr). versus's
+# rows and baselines are never skipped: their expected time is held back from the wall table
+# (``_reserve``), so a cold run (graphs, baselines) shortens the wall table instead of
+# overrunning the budget.
 QUICK = [("fw", 0.15), ("wall", 0.75), ("versus", 1.0)]
 FULL = [("fw", 0.04), ("wall", 0.16), ("versus", 0.30), ("outcore", 0.36), ("load", 0.42), ("bmf", 0.48),
         ("breakdown", 1.0)]
