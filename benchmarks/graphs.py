@@ -4,11 +4,14 @@ Six graphs (issue 13): the 700x700 grid with weights 1..100 and with unit weight
 scale 20 (edge factor 16) weighted and unit, and the roadNet-CA and LiveJournal stand-ins
 (``grader.data.synth``, unit weights). Each is kept as raw arrays (``.npy``, read back in well under
 a second) plus the files the programs read: SNAP text for ``./sssp`` (stand-ins only; its
-parse cache is filled at once), ``.wsg``/``.wel`` for gapbs and ``.mtx`` for Gunrock. Everything
+parse cache is filled at once), ``.wsg``/``.wel`` for gapbs and ``.csr`` (binary) or ``.mtx`` for Gunrock. Everything
 is written atomically under names that carry the scale and generator version, so an
 interrupted run or a generator change never leaves a stale file in use. Generation runs in
-parallel processes: cold, the LiveJournal stand-in sets the pace (~16 s to generate, then its
-formats side by side).
+parallel processes, which the harness starts before anything else and may overlap with GPU-only
+work (the fw table): cold, the LiveJournal stand-in sets the pace (~7 s to generate on the dev
+machine, then its files side by side, the slowest ~4 s). Nothing is parsed back: the SNAP
+texts' parse-cache entries are written from the arrays they were written from
+(``sssp_common.edgelist.parsed_form``), and the destination-sorted copy is a CSR transpose.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -126,7 +130,7 @@ def _save_arrays(scale: str, key: str, root) -> str:
     return f"{key}: generated {graph.n:,} vertices, {graph.m:,} edges in {time.perf_counter() - started:.1f} s"
 
 
-def _write_format(scale: str, key: str, suffix: str, root) -> str:
+def _write_format(scale: str, key: str, suffix: str, root, threads: int = 1) -> str:
     target = path(scale, key, suffix, root)
     if target.is_file():
         return ""
@@ -135,62 +139,119 @@ def _write_format(scale: str, key: str, suffix: str, root) -> str:
     if suffix in ("txt", "dst.txt"):
         s = spec(scale, key)
         if suffix == "dst.txt":  # segscan's pairing: edges sorted by destination
-            graph = graph.reordered(np.argsort(graph.dst, kind="stable"))
+            graph = formats.by_destination(graph)
         write_edge_list(target, graph, header=f"{s.standin}~synth stand-in (benchmarks), scale {s.size}, "
-                                               f"{'destination' if suffix == 'dst.txt' else 'source'}-sorted")
-        try:  # fill ./sssp's parse cache (SSSP_CACHE_DIR) now, in parallel with the other files
-            from sssp_common.loader import load_graph
-            load_graph(target)
+                                               f"{'destination' if suffix == 'dst.txt' else 'source'}-sorted",
+                        workers=threads)
+        try:  # ./sssp's parse cache (SSSP_CACHE_DIR): what parsing the file gives, without parsing it
+            from sssp_common.edgelist import parsed_form
+            from sssp_common.loader import remember_parsed
+            remember_parsed(target, parsed_form(graph))
         except Exception as err:  # the warm-up run will parse it instead
-            return f"{key}.txt: written; parse cache not filled ({type(err).__name__}: {err})"
+            return f"{key}.{suffix}: written; parse cache not filled ({type(err).__name__}: {err})"
     elif suffix == "csr.npz":  # the reference's input: scipy's matrix without re-sorting 69M edges
         offsets, heads, weights = formats.squished(graph.n, graph.src, graph.dst, graph.w)
         with atomic_writer(target, "wb") as stream:
             np.savez(stream, offsets=offsets, heads=heads, weights=weights)
     else:
-        {"wel": formats.write_wel, "wsg": formats.write_wsg, "mtx": formats.write_mtx}[suffix](target, graph)
+        if suffix == "csr":
+            formats.write_gunrock_csr(target, graph)
+        elif suffix == "wsg":
+            formats.write_wsg(target, graph)
+        else:
+            {"wel": formats.write_wel, "mtx": formats.write_mtx}[suffix](target, graph, workers=threads)
         from .baselines import file_digest
         file_digest(target)  # the baseline cache's key, taken here in parallel (LiveJournal's .mtx: ~2 s)
     return f"{key}.{suffix}: written in {time.perf_counter() - started:.1f} s"
 
 
-def needed_formats(scale: str, keys, gapbs_format: str) -> list[tuple[str, str]]:
+TEXT = ("txt", "dst.txt", "wel", "mtx")  # formats written as text: each may use several threads
+
+
+def needed_formats(scale: str, keys, gapbs_format: str, gunrock_format: str = "csr") -> list[tuple[str, str]]:
     jobs = []
     for key in keys:
         if spec(scale, key).kind == "standin":
             jobs += [(key, "txt"), (key, "dst.txt")]
-        jobs += [(key, "csr.npz"), (key, gapbs_format), (key, "mtx")]
+        jobs += [(key, "csr.npz"), (key, gapbs_format), (key, gunrock_format)]
     return jobs
 
 
-def prepare(scale: str, keys=None, gapbs_format: str = "wsg", root: Path | None = None, workers: int | None = None,
-            log=print) -> float:
-    """Make every file the benchmarks read; returns the seconds it took (~0 when all cached)."""
-    started = time.perf_counter()
-    keys = list(keys or [s.key for s in specs(scale)])
-    folder(scale, root).mkdir(parents=True, exist_ok=True)
-    jobs = needed_formats(scale, keys, gapbs_format)
-    missing_arrays = [k for k in keys if not (folder(scale, root) / k / "meta.json").is_file()]
-    missing_files = [(k, f) for k, f in jobs if not path(scale, k, f, root).is_file()]
-    if not missing_arrays and not missing_files:
-        return time.perf_counter() - started
-    workers = workers or max(1, min(len(missing_files) or 1, os.cpu_count() or 1, 12))
-    log(f"preparing graphs in {folder(scale, root)} ({workers} processes): "
-        f"{len(missing_arrays)} to generate, {len(missing_files)} files to write", flush=True)
-    # fork: nothing here has touched CUDA yet, and the children need only numpy/scipy
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+class Preparation:
+    """Graph preparation under way in worker processes, started by :func:`start`.
+
+    Every worker is forked in ``start`` (a fork pool starts all of its processes at the first
+    submit), before this process touches CUDA: the caller may then run GPU work (the fw table)
+    while a thread here hands out the files each finished graph needs. :meth:`wait` returns the
+    seconds from ``start`` to the last file and raises a worker's error."""
+
+    def __init__(self, scale, keys, gapbs_format, gunrock_format, root, workers, log):
+        self.started = time.perf_counter()
+        self.seconds: float | None = None
+        self.error: BaseException | None = None
+        self._thread = None
+        self.log = log
+        keys = list(keys or [s.key for s in specs(scale)])
+        folder(scale, root).mkdir(parents=True, exist_ok=True)
+        jobs = needed_formats(scale, keys, gapbs_format, gunrock_format)
+        missing_arrays = [k for k in keys if not (folder(scale, root) / k / "meta.json").is_file()]
+        missing_arrays.sort(key=lambda k: k != "lj")  # the longest first: the others fit around it
+        missing_files = [(k, f) for k, f in jobs if not path(scale, k, f, root).is_file()]
+        if not missing_arrays and not missing_files:
+            self.seconds = time.perf_counter() - self.started
+            return
+        cores = os.cpu_count() or 1
+        workers = workers or max(1, min(len(missing_files) or 1, cores, 12))
+        threads = max(1, min(4, cores // 4))  # per text file: 4 on the 16-core host, 1 on small machines
+        log(f"preparing graphs in {folder(scale, root)} ({workers} processes): "
+            f"{len(missing_arrays)} to generate, {len(missing_files)} files to write", flush=True)
+        # fork: nothing here has touched CUDA yet, and the children need only numpy/scipy
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+
+        def write(k, f):
+            return self._pool.submit(_write_format, scale, k, f, root, threads if f in TEXT else 1)
+
         # each graph's files start as soon as its arrays exist (LiveJournal's take longest)
-        arrays = {pool.submit(_save_arrays, scale, k, root): k for k in missing_arrays}
-        writes = [pool.submit(_write_format, scale, k, f, root) for k, f in missing_files if k not in missing_arrays]
-        for done in as_completed(arrays):
-            _log(log, done.result())
-            writes += [pool.submit(_write_format, scale, k, f, root) for k, f in missing_files if k == arrays[done]]
-        for done in as_completed(writes):
-            _log(log, done.result())
-    seconds = time.perf_counter() - started
-    log(f"graphs ready in {seconds:.1f} s", flush=True)
-    return seconds
+        self._arrays = {self._pool.submit(_save_arrays, scale, k, root): k for k in missing_arrays}
+        self._writes = [write(k, f) for k, f in missing_files if k not in missing_arrays]
+        self._later = {k: [f for kk, f in missing_files if kk == k] for k in missing_arrays}
+        self._write = write
+        self._thread = threading.Thread(target=self._drive, name="prepare-graphs", daemon=True)
+        self._thread.start()
+
+    def _drive(self) -> None:
+        try:
+            for done in as_completed(self._arrays):
+                _log(self.log, done.result())
+                self._writes += [self._write(self._arrays[done], f) for f in self._later[self._arrays[done]]]
+            for done in as_completed(self._writes):
+                _log(self.log, done.result())
+        except BaseException as err:  # re-raised by wait()
+            self.error = err
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=self.error is not None)
+            self.seconds = time.perf_counter() - self.started
+
+    def wait(self) -> float:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+            if self.error is not None:
+                raise self.error
+            self.log(f"graphs ready in {self.seconds:.1f} s", flush=True)
+        return self.seconds
+
+
+def start(scale: str, keys=None, gapbs_format: str = "wsg", root: Path | None = None, workers: int | None = None,
+          log=print, gunrock_format: str = "csr") -> Preparation:
+    """Begin making every file the benchmarks read (see :class:`Preparation`)."""
+    return Preparation(scale, keys, gapbs_format, gunrock_format, root, workers, log)
+
+
+def prepare(scale: str, keys=None, gapbs_format: str = "wsg", root: Path | None = None, workers: int | None = None,
+            log=print, gunrock_format: str = "csr") -> float:
+    """Make every file the benchmarks read; returns the seconds it took (~0 when all cached)."""
+    return start(scale, keys, gapbs_format, root, workers, log, gunrock_format).wait()
 
 
 def _log(log, message: str) -> None:

@@ -70,23 +70,43 @@ def gapbs_best(binary: Path, graph_file: Path, deltas, threads: int, trials: int
 
 def process_times(document) -> list[float] | None:
     """The ``process_times`` list (ms) anywhere in Gunrock's metrics JSON."""
+    found = _field(document, "process_times", list)
+    return None if found is None else [float(v) for v in found]
+
+
+def _field(document, name: str, kind):
+    """The first ``name`` of type ``kind`` anywhere in a JSON document (depth first), else None."""
     if isinstance(document, dict):
-        if isinstance(document.get("process_times"), list):
-            return [float(v) for v in document["process_times"]]
+        if isinstance(document.get(name), kind) and not isinstance(document.get(name), bool):
+            return document[name]
         children = document.values()
     elif isinstance(document, list):
         children = document
     else:
         return None
     for child in children:
-        found = process_times(child)
+        found = _field(child, name, kind)
         if found is not None:
             return found
     return None
 
 
-def gunrock(binary: Path, mtx_file: Path, runs: int = 7, timeout: float = 300) -> Outcome:
-    """Gunrock from vertex 0, ``runs`` runs; the median of its ``process_times`` in ms."""
+def size_mismatch(document, vertices: int | None, edges: int | None) -> str:
+    """Why Gunrock's reported graph size differs from the graph's ('' when it agrees or is not
+    reported): proof that it read the file it was given as that graph (its binary .csr too)."""
+    said = {"vertices": _field(document, "num_vertices", int), "edges": _field(document, "num_edges", int)}
+    wanted = {"vertices": vertices, "edges": edges}
+    wrong = [f"{said[k]:,} {k} (the graph has {wanted[k]:,})" for k in said
+             if said[k] is not None and wanted[k] is not None and said[k] != wanted[k]]
+    return "read " + ", ".join(wrong) if wrong else ""
+
+
+def gunrock(binary: Path, mtx_file: Path, runs: int = 7, timeout: float = 300, vertices: int | None = None,
+            edges: int | None = None) -> Outcome:
+    """Gunrock from vertex 0, ``runs`` runs; the median of its ``process_times`` in ms.
+
+    ``mtx_file`` is a ``.mtx`` or Gunrock's binary ``.csr``; with ``vertices``/``edges`` the
+    size Gunrock reports must match, or there is no time."""
     with tempfile.TemporaryDirectory(prefix="gunrock-") as out:
         command = [str(binary), "-m", str(mtx_file), "-s", "0", "-n", str(runs), "--export_metrics",
                    "-d", out, "-f", "result.json"]
@@ -99,9 +119,13 @@ def gunrock(binary: Path, mtx_file: Path, runs: int = 7, timeout: float = 300) -
         if done.returncode != 0 or not report.is_file():
             return Outcome(None, f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-200:]}")
         try:
-            times = process_times(json.loads(report.read_text()))
+            document = json.loads(report.read_text())
         except ValueError as err:
             return Outcome(None, f"unreadable metrics JSON: {err}")
+        times = process_times(document)
+        wrong = size_mismatch(document, vertices, edges)
+        if wrong:
+            return Outcome(None, f"{mtx_file.name}: {wrong}")
     if not times:
         return Outcome(None, "no process_times in its metrics JSON")
     return Outcome(float(statistics.median(times)), f"median of {len(times)}", times)

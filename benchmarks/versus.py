@@ -115,12 +115,13 @@ def bench(settings, budget, record, device) -> dict:
         measured[spec.key] = {"graph": graph, "expected": expected, "incore": opt, "label": spec.label}
         failures += opt["wrong_vertices"] > 0
         wsg = graphs.path(settings.scale, spec.key, settings.gapbs_format)
-        mtx = graphs.path(settings.scale, spec.key, "mtx")
+        mtx = graphs.path(settings.scale, spec.key, settings.gunrock_format)
         runners = {
             "gapbs": (wsg, _gapbs_settings(settings, spec.key),
                       lambda b, f: tools.gapbs_best(b, f, deltas[spec.key], settings.threads, timeout=300)),
             "Gunrock": (mtx, _gunrock_settings(settings),
-                        lambda b, f: tools.gunrock(b, f, settings.gunrock_runs, timeout=300)),
+                        lambda b, f: tools.gunrock(b, f, settings.gunrock_runs, timeout=300,
+                                                    vertices=graph.n, edges=graph.m)),
         }
         got = {}
         for name, (graph_file, run_settings, run_tool) in runners.items():
@@ -156,7 +157,8 @@ def bench(settings, budget, record, device) -> dict:
             tile_goals.append(_tile_goal(settings.scale, spec, tiled["ms"], opt["ms"]))
             print(f"  {spec.label}: opt -tile {TILE_BENCH} {tiled['ms']:.3f} ms", flush=True)
     goals = (f"goals: gapbs/opt >= {GAPBS_GOAL:g}x, Gunrock/opt >= {GUNROCK_GOAL:g}x on every graph "
-             f"(gapbs: {settings.threads} threads, {settings.gapbs_format} input; opt: bsize 1024, "
+             f"(gapbs: {settings.threads} threads, {settings.gapbs_format} input; Gunrock: "
+             f"{settings.gunrock_format} input; opt: bsize 1024, "
              f"median of {settings.opt_repeats}, kernel time incl. filtering, every run checked against scipy)")
     lines = [verdicts.verdict("gapbs", GAPBS_GOAL, goal_rows["gapbs"]),
              verdicts.verdict("Gunrock", GUNROCK_GOAL, goal_rows["Gunrock"])]
@@ -193,7 +195,7 @@ def mandatory_seconds(settings, device_is_gpu: bool = True) -> float:
         if spec.key in TILE_GOALS_MS:  # opt -tile's row: its tiling (~0.2 µs an edge) and runs
             total += m * 2e-7 + (settings.opt_repeats + 1) * 0.05
         wsg = graphs.path(settings.scale, spec.key, settings.gapbs_format)
-        mtx = graphs.path(settings.scale, spec.key, "mtx")
+        mtx = graphs.path(settings.scale, spec.key, settings.gunrock_format)
         gapbs_bin, gunrock_bin = tools.find("gapbs"), tools.find("gunrock")
         if gapbs_bin is not None:
             if cache.get(baselines.key("gapbs", gapbs_bin, wsg, gpu_name, _gapbs_settings(settings, spec.key))) is None:
@@ -201,7 +203,8 @@ def mandatory_seconds(settings, device_is_gpu: bool = True) -> float:
                 total += each * len(deltas[spec.key])
         if gunrock_bin is not None and device_is_gpu:
             if cache.get(baselines.key("Gunrock", gunrock_bin, mtx, gpu_name, _gunrock_settings(settings))) is None:
-                total += mtx.stat().st_size / 60e6 + 2.0
+                # a CUDA context and the graph built on the GPU, plus reading: fscanf ~60 MB/s, fread ~1 GB/s
+                total += mtx.stat().st_size / (60e6 if settings.gunrock_format == "mtx" else 1e9) + 2.0
     return total
 
 
@@ -213,7 +216,7 @@ def _gapbs_settings(settings, key: str) -> dict:
 
 def _gunrock_settings(settings) -> dict:
     """How Gunrock is run: part of its cache key."""
-    return {"runs": settings.gunrock_runs, "source": 0}
+    return {"runs": settings.gunrock_runs, "source": 0, "format": settings.gunrock_format}
 
 
 def _gpu_name() -> str:

@@ -19,10 +19,12 @@ from .textio import format_rows, write_rows
 CHUNK = 1 << 20  # rows per formatted block: ~20 MB of text, ~60 MB of work arrays
 
 
-def write_edge_list(path, graph: Graph, header: str | None = None, weights: bool | None = None) -> None:
+def write_edge_list(path, graph: Graph, header: str | None = None, weights: bool | None = None,
+                    workers: int = 1) -> None:
     """SNAP-form text (``#`` comments, then ``src<TAB>dst[<TAB>w]``), written atomically.
 
     ``weights=None`` writes weights only when some weight is not 1 (SNAP files carry none).
+    ``workers`` threads format the rows (the same bytes for any count).
     """
     path = Path(path)
     weighted = (bool(graph.m) and bool(np.any(graph.w != 1))) if weights is None else weights
@@ -32,7 +34,15 @@ def write_edge_list(path, graph: Graph, header: str | None = None, weights: bool
     columns = [graph.src, graph.dst] + ([graph.w] if weighted else [])
     with atomic_writer(path, "wb") as stream:
         stream.write(("\n".join(lines) + "\n").encode())
-        write_rows(stream, columns, b"\t")
+        write_rows(stream, columns, b"\t", workers=workers)
+
+
+def parsed_form(graph: Graph, weights: bool | None = None) -> Graph:
+    """The graph that loading :func:`write_edge_list`'s file gives back: ``n`` is the largest
+    id + 1 (the loader's count) and weights are all 1 when the file carries none."""
+    weighted = (bool(graph.m) and bool(np.any(graph.w != 1))) if weights is None else weights
+    n = max(int(graph.src.max(initial=-1)), int(graph.dst.max(initial=-1))) + 1
+    return Graph(n, graph.src, graph.dst, graph.w if weighted else np.ones_like(graph.src))
 
 
 def write_distances(path, dist: np.ndarray, unreachable: np.ndarray, word: bytes = b"INF") -> None:

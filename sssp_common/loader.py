@@ -443,6 +443,14 @@ def _read_cache(entry: Path, path: Path) -> Graph | None:
     return None
 
 
+def remember_parsed(path, graph: Graph) -> None:
+    """Put ``graph`` in the parse cache as what ``path`` parses to, without parsing it: for a
+    writer that has just written ``path`` from ``graph`` (the benchmarks' graph files, from
+    :func:`.edgelist.parsed_form`; tests check the two agree). Keyed like any entry, by the
+    file's identity: a file rewritten later misses it."""
+    _write_cache(_cache_entry(Path(path)), graph)
+
+
 def _write_cache(entry: Path, graph: Graph) -> None:
     """Best effort: a read-only or full cache folder only costs speed, and leaves nothing behind."""
     staging = None

@@ -6,6 +6,9 @@ the concatenated bytes of all lines in order.
 """
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 ZERO = ord("0")
@@ -76,12 +79,31 @@ def format_rows(columns: list[np.ndarray], separator: bytes, words: dict[int, tu
 
 
 def write_rows(stream, columns: list[np.ndarray], separator: bytes = b"\t", chunk: int = 2_000_000,
-               words: dict[int, tuple[np.ndarray, bytes]] | None = None) -> None:
-    """Write :func:`format_rows` output in chunks, so memory stays bounded for huge graphs."""
+               words: dict[int, tuple[np.ndarray, bytes]] | None = None, workers: int = 1) -> None:
+    """Write :func:`format_rows` output in chunks, so memory stays bounded for huge graphs.
+
+    ``workers`` > 1 formats chunks in that many threads (numpy releases the GIL while it
+    formats) and writes them in order, at most two per thread in flight: the same bytes.
+    """
     total = columns[0].shape[0]
-    for start in range(0, total, chunk):
+
+    def piece(start: int) -> bytes:
         part = [np.asarray(c)[start:start + chunk] for c in columns]
         part_words = None
         if words:
             part_words = {k: (mask[start:start + chunk], text) for k, (mask, text) in words.items()}
-        stream.write(format_rows(part, separator, part_words))
+        return format_rows(part, separator, part_words)
+
+    starts = range(0, total, chunk)
+    if workers <= 1 or len(starts) <= 1:
+        for start in starts:
+            stream.write(piece(start))
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque = deque()
+        for start in starts:
+            pending.append(pool.submit(piece, start))
+            if len(pending) >= 2 * workers:
+                stream.write(pending.popleft().result())
+        while pending:
+            stream.write(pending.popleft().result())

@@ -132,8 +132,9 @@ def test_goal_text():
     assert goal_text(2.5, 5, "x", at_most=False).startswith("missed by 2.00x")
 
 
-def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capsys):
-    """``make bench`` at ci scale on the CPU: every table, gapbs faked, Gunrock skipped (no GPU)."""
+def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capfd):
+    """``make bench`` at ci scale on the CPU: every table, gapbs faked, Gunrock skipped (no GPU);
+    capfd: the fw table runs in a process of its own."""
     tools_dir = tmp_path / "tools"
     _executable(tools_dir / "gapbs" / "sssp", "#!/bin/sh\necho 'Average Time:        0.0042'\n")
     _executable(tools_dir / "gunrock" / "sssp", "#!/bin/sh\nexit 1\n")
@@ -145,7 +146,7 @@ def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capsys):
     argv = ["--scale", "ci", "--graphs-dir", str(tmp_path / "graphs"), "--results", str(results),
             "--out-dir", str(tmp_path / "out"), "--threads", "1"]
     assert run.main(argv) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     for title in ("./sssp end to end on the road stand-in", "opt incore against gapbs, Gunrock and scipy",
                   "opt outcore against incore", "Loading ./sssp's input", "bmf per configuration",
                   "bmf / segscan / tpe", "fw-blocked as ./apsp runs it"):
@@ -163,7 +164,7 @@ def test_whole_harness_on_tiny_graphs(tmp_path, monkeypatch, capsys):
     assert rows[-1]["failures"] == 0
     # a second run finds every graph in the cache
     assert run.main(argv + ["--only", "versus"]) == 0  # (--quick tries other Δ: a different cache key)
-    again = capsys.readouterr().out
+    again = capfd.readouterr().out
     assert "preparing graphs in" not in again
     # ... and every gapbs time in the cache, each marked with the date it was measured
     assert again.count("4.20 (cached 20") >= 6 and "gapbs times cached from earlier runs" in again
@@ -177,7 +178,7 @@ def test_prepared_files_are_reused(tmp_path, monkeypatch):
     messages = []
     graphs.prepare("ci", keys=["grid-w"], root=tmp_path, workers=1, log=lambda *a, **k: messages.append(a[0]))
     made = graphs.path("ci", "grid-w", "wsg", tmp_path)
-    assert made.is_file() and graphs.path("ci", "grid-w", "mtx", tmp_path).is_file()
+    assert made.is_file() and graphs.path("ci", "grid-w", "csr", tmp_path).is_file()
     stamp = made.stat().st_mtime_ns
     messages.clear()
     graphs.prepare("ci", keys=["grid-w"], root=tmp_path, workers=1, log=lambda *a, **k: messages.append(a[0]))
