@@ -101,11 +101,7 @@ def test_a_correct_program_gets_no_counterexample(programs, tmp_path):
     assert "nothing to shrink" in said and not saved.exists()
 
 
-def test_grade_hands_each_student_its_counterexamples(programs, tmp_path, capsys):
-    """Through `grader grade`: a counterexample per wrong (method, sync) in results.json, the page
-    and DIR/<student>/smallest/, each file reproducing its failure; the correct student gets none,
-    and the random search finds nothing against it."""
-    from grader.commands import grade
+def three_buggy_students(tmp_path: Path) -> tuple[Path, Path]:
     subs = tmp_path / "subs"
     for bug in (0, 1, 2):
         folder = subs / f"bug{bug}"
@@ -129,6 +125,15 @@ rubric = "{Path(__file__).resolve().parents[1] / 'configs' / 'rubric.toml'}"
 floor_s = 20
 search_graphs = 8
 """)
+    return subs, config
+
+
+def test_grade_hands_each_student_its_counterexamples(programs, tmp_path, capsys):
+    """Through `grader grade`: a counterexample per wrong (method, sync) in results.json, the page
+    and DIR/<student>/smallest/, each file reproducing its failure; the correct student gets none,
+    and the random search finds nothing against it."""
+    from grader.commands import grade
+    subs, config = three_buggy_students(tmp_path)
     out = tmp_path / "out"
     assert grade.run([subs], out=out, config=config, quiet=True) == 0
     import json
@@ -155,3 +160,31 @@ def test_a_program_that_cannot_start_is_one_line_not_a_counterexample(tmp_path):
                               sync="incore", out_dir=tmp_path / "smallest", out=io.StringIO(), err=err)
     assert code == 2 and err.getvalue().count("\n") == 1 and "no such executable file" in err.getvalue()
     assert not (tmp_path / "smallest").exists()
+
+
+def test_with_jobs_counterexamples_wait_for_the_whole_class(programs, tmp_path, monkeypatch):
+    """grade --jobs: a student's counterexamples start only once every student's graded runs are
+    done (beside them, one student's search would hold back every classmate's timing runs), and
+    each student still gets theirs, within its share of the class's time."""
+    import json
+    from grader.commands import grade
+    from grader.grading import counterexamples
+    subs, config = three_buggy_students(tmp_path)
+    out = tmp_path / "out"
+    seen = []
+    real = counterexamples.for_student
+
+    def watched(folder, *args, **kwargs):
+        rows = (out / "runs.jsonl").read_text().splitlines()
+        seen.append((folder.name, len(rows), args[6]))     # spent_s
+        return real(folder, *args, **kwargs)
+
+    monkeypatch.setattr(counterexamples, "for_student", watched)
+    assert grade.run([subs], out=out, config=config, quiet=True, jobs=2, diagnose=False) == 0
+    assert sorted(name for name, _, _ in seen) == ["bug0", "bug1", "bug2"]
+    assert all(rows == 6 for _, rows, _ in seen), f"counterexamples began before the class's runs ended: {seen}"
+    for student in ("bug1", "bug2"):
+        [entry] = json.loads((out / student / "counterexamples.json").read_text())["shrunk"]
+        assert entry["method"] == "tpe" and (out / student / "smallest" / "tpe-incore.txt").is_file()
+        tests = json.loads((out / student / "results.json").read_text())["tests"]
+        assert any(t["name"].startswith("Smallest failing graphs: tpe -sync incore") for t in tests)

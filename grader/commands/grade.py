@@ -158,6 +158,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
     work.mkdir(mode=0o711, exist_ok=True)   # passable, not listable: student ids stay unseen
     os.chmod(work, 0o711)
     previous = sigterm_as_interrupt()
+    began = time.monotonic()
     graphs_ready: dict[str, object] = {}
     skipped: dict[str, str] = {}
     summary = {}
@@ -181,6 +182,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
 
         for submission, data in schedule.each_student(found, one, classrun.jobs):
             summary[submission.student] = data
+        summary.update(schedule.counterexamples_after_class(classrun, time.monotonic() - began))
         similar = schedule.after_class(out, work, list(summary), sample_code)
     except KeyboardInterrupt:
         print(f"\ninterrupted; results so far are in {out}; rerun to resume", file=err)
@@ -266,6 +268,12 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         write_text_atomically(folder / "build.json", json.dumps(built, indent=2, default=str))
     rows = {c.run_id: done[c.run_id] for c in cells if c.run_id in done}
     data = _publish(folder, student, grading, built, cells, rows, extra, report=report)
+
+    def summarised(data: dict) -> dict:   # what the console's closing table needs of a student
+        return {**data, "built": built["built"],
+                "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells),
+                         "tried": len(rows) if built["built"] else 0}}
+
     if built["built"] and todo:
         runner = GradeRun(name=grading.matrix.name, command=template, config_dir=grading.matrix.config_dir,
                           timeout_s=grading.matrix.timeout_s, sentinels=grading.matrix.sentinels,
@@ -288,14 +296,20 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         # compute-sanitizer before the last publish: its findings go into results.json and the page
         schedule.diagnose(classrun, student, folder, tree, area, program_id, rows, cells, graphs, grading,
                           built, began)
-        if shrink:   # each wrong method shrunk to its smallest failing graph; the others tried on small random ones
+        def finish(spent_s: float) -> dict:
+            """Each wrong method shrunk to its smallest failing graph, the others tried on small random
+            ones, within a share of spent_s; then the student's results published again."""
             counterexamples.for_student(folder, program_id, list(rows.values()), cells, graphs, runner, provenance,
-                                        time.monotonic() - began, grading.counterexamples, err=None if quiet else err,
+                                        spent_s, grading.counterexamples, err=None if quiet else err,
                                         submit=schedule.correctness_job(classrun, counterexamples.job))
+            return summarised(_publish(folder, student, grading, built, cells, rows, extra, report=report))
+
+        if shrink and classrun.jobs > 1:   # after the class's runs (schedule.counterexamples_after_class)
+            classrun.later.append((student, finish))
+        elif shrink:
+            return finish(time.monotonic() - began)
         data = _publish(folder, student, grading, built, cells, rows, extra, report=report)
-    return {**data, "built": built["built"],
-            "runs": {"ok": sum(1 for r in rows.values() if r.get("status") == "ok"), "total": len(cells),
-                     "tried": len(rows) if built["built"] else 0}}
+    return summarised(data)
 
 
 def _publish(folder, student, grading, built, cells, rows, extra, page=True, report=None) -> dict:
