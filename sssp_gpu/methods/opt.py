@@ -22,6 +22,7 @@ measured on the GPU's global timer; computation is the rest of the kernel time.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -269,11 +270,25 @@ def _persistent_blocks(kernel, bsize: int, shared: int = 0) -> int:
     return int(per_sm) * sms
 
 
+def with_automatic_tiles(graph: Graph, run: Run) -> Run:
+    """On the GPU, without -tile: tile fixpoints where they were measured to win (tiles.automatic);
+    -tile 0 keeps them off, -fuse still sets the step cap."""
+    if run.tile is not None:
+        return run
+    from .tiles import automatic
+    chosen = automatic(graph)
+    if chosen is None:
+        return run
+    size, steps = chosen
+    return dataclasses.replace(run, tile=size, fuse=steps if run.fuse is None else run.fuse)
+
+
 def run_gpu(graph: Graph, run: Run) -> Result:
     import cupy
 
     from .. import kernels
 
+    run = with_automatic_tiles(graph, run)
     if run.tile_size:
         return _run_tiles_gpu(graph, run)
     dtype = distance_dtype(graph)

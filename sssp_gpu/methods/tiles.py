@@ -34,9 +34,11 @@ MIN_TILE, MAX_TILE = TILE_RANGE  # shared memory: a distance (8 B at most) and 4
 # A tile activation's worklist steps stop after this many (what is left waits a round, its tile
 # queued again): a round then waits for no tile's long tail of steps (the road stand-in's
 # winding roads) while the boundary improvements already found move on. ``-fuse N`` sets it
-# with -tile (0: no cap, i.e. STEPS_PER_VERTEX x the tile size). 16 is a guess from the numpy
-# model (BENCHMARKS.md, issue 26), to be measured (benchmarks/opt_knobs.py --tiles --fuse).
+# with -tile (0: no cap, i.e. STEPS_PER_VERTEX x the tile size). 16 came from the numpy model;
+# on the H100 the unit grid ran 2.10 ms at 16 and 1.77 ms at 32 (BENCHMARKS.md, issue 26), so
+# the automatic choice below uses 32 and an explicit -tile keeps 16 unless -fuse says otherwise.
 DEFAULT_STEPS = 16
+AUTO_TILE, AUTO_STEPS = 1024, 32
 STEPS_PER_VERTEX = 4
 LOCAL_SHARE = 0.5      # ids as given are "local" when this share of the edges stays inside tiles
 INF64 = np.iinfo(np.int64).max
@@ -107,6 +109,20 @@ def grid_columns(graph: Graph) -> int | None:
     if np.any(low % cols == cols - 1):  # a "horizontal" edge that wraps to the next row
         return None
     return cols
+
+
+def automatic(graph: Graph) -> tuple[int, int] | None:
+    """(tile size, step cap) when opt should use tiles without being asked, else None: on the
+    H100 they won only on equal-weight grids (unit grid 700^2: 3.16 -> 1.77 ms), lost a little on
+    the weighted grid (3.83 -> 3.58-4.4 ms) and 3-5x on the road stand-in, whose highways leave
+    every tile many times (BENCHMARKS.md, issue 26)."""
+    if graph.m == 0 or graph.n < MIN_TILE:
+        return None
+    if graph.w.min() != graph.w.max():
+        return None
+    if grid_columns(graph) is None:
+        return None
+    return AUTO_TILE, AUTO_STEPS
 
 
 def block_shape(size: int, cols: int) -> tuple[int, int]:
