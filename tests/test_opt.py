@@ -70,13 +70,14 @@ def test_hub_vertex_split_into_chunks(device, sync, bsize):
 @pytest.mark.parametrize("sync", SYNCS)
 def test_unit_weights_relax_each_reachable_edge_once(device, sync):
     """Equal weights without fusion: rounds are BFS levels and each edge is relaxed once;
-    with fusion (GPU, incore), fewer rounds for a little more work."""
+    with fusion (GPU, incore), fewer rounds for a little more work. (-tile 0: on the GPU a unit
+    grid would otherwise take the tile path, whose rounds are tile rounds: tests/test_tiles.py.)"""
     graph = grid(60, weights=False)
-    result = solve(graph, Run("opt", sync, False, 512, 4, fuse=0), device_for(device))
+    result = solve(graph, Run("opt", sync, False, 512, 4, fuse=0, tile=0), device_for(device))
     np.testing.assert_array_equal(result.dist, scipy_distances(graph))
     assert result.rounds == 2 * 59 + 1
     assert result.edges_processed == graph.m
-    fused = solve(graph, Run("opt", sync, False, 512, 4), device_for(device))
+    fused = solve(graph, Run("opt", sync, False, 512, 4, tile=0), device_for(device))
     np.testing.assert_array_equal(fused.dist, scipy_distances(graph))
     assert fused.rounds <= result.rounds and fused.edges_processed <= 3 * graph.m
     if device == "gpu" and sync == "incore":
