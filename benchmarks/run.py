@@ -228,21 +228,19 @@ def _start_gunrock_early(settings):
     """Gunrock on each of the versus table's graphs whose time is not cached, started as soon
     as its .mtx is written and held after parsing it (``benchmarks.gunrock_early``); None
     without its binary or a GPU."""
-    import functools
-
     from benchmarks import baselines, graphs, gunrock_early, tools, versus
 
     binary = tools.find("gunrock")
     if binary is None or os.environ.get("SSSP_DEVICE", "auto").lower() == "cpu":
         return None
+    gpu = versus._gpu_name()
+    if not gpu:
+        return None
     cache = baselines.cache_from_env()
-    gpu = functools.lru_cache(maxsize=None)(versus._gpu_name)  # nvidia-smi, in the starting thread
 
     def wanted(key: str) -> bool:
-        if not gpu():
-            return False
         mtx = graphs.path(settings.scale, key, "mtx")
-        return cache.get(baselines.key("Gunrock", binary, mtx, gpu(), versus._gunrock_settings(settings))) is None
+        return cache.get(baselines.key("Gunrock", binary, mtx, gpu, versus._gunrock_settings(settings))) is None
 
     def size(key: str) -> tuple[int, int]:
         meta = graphs.meta(settings.scale, key)
