@@ -6,13 +6,9 @@
   dropped), stored as raw arrays so that gapbs reads it in a fraction of a second instead of
   parsing text (~10 s per run on the LiveJournal stand-in). Its reported times exclude
   reading either way.
-- ``.csr``  Gunrock's binary CSR (``-m graph.csr``; default): int32 rows, columns and
-  edge count, then int32 row offsets (rows + 1), int32 column indices, float32 values. It is
-  the CSR Gunrock builds from the ``.mtx`` (every edge kept, duplicates and self-loops too,
-  grouped by source in file order: its ``from_coo`` is a stable counting sort), read with three
-  ``fread`` calls instead of ``fscanf`` per line (~20 s per run on the LiveJournal stand-in).
-- ``.mtx``  Matrix Market for Gunrock: ``coordinate integer general``, 1-based
-  (``--gunrock-format mtx``).
+- ``.mtx``  Matrix Market for Gunrock: ``coordinate integer general``, 1-based. The staged
+  build reads nothing else: its binary-CSR branch (``-m x.csr``) first parses the same path as
+  Matrix Market, then throws on its first successful ``fread`` (BENCHMARKS.md, issue 26 item 3).
 """
 from __future__ import annotations
 
@@ -55,13 +51,6 @@ def stable_order(keys: np.ndarray, n: int) -> np.ndarray:
     return rows.tocsc().data
 
 
-def by_source_order(graph: Graph) -> Graph:
-    """The edges grouped by source, file order kept within a source (a stable sort by ``src``)."""
-    if graph.m < 2 or bool(np.all(graph.src[1:] >= graph.src[:-1])):
-        return graph
-    return graph.reordered(stable_order(graph.src, graph.n))
-
-
 def by_destination(graph: Graph) -> Graph:
     """The same edges stably sorted by destination: ``graph.reordered(argsort(dst, stable))``
     (the sorted destinations are counted, not gathered; equal weights are not gathered either)."""
@@ -72,30 +61,6 @@ def by_destination(graph: Graph) -> Graph:
     same = bool(np.all(graph.w == graph.w[0]))
     w = np.full_like(graph.w, graph.w[0]) if same else graph.w[order]
     return Graph(graph.n, graph.src[order], dst, w)
-
-
-def write_gunrock_csr(path, graph: Graph) -> None:
-    """Gunrock's binary ``.csr`` (see the module's docstring): the same graph as the ``.mtx``."""
-    if graph.m >= 2**31 or graph.n >= 2**31 - 1:
-        raise ValueError("Gunrock's .csr holds int32 counts: use --gunrock-format mtx")
-    grouped = by_source_order(graph)
-    offsets = np.zeros(graph.n + 1, dtype=np.int32)
-    np.cumsum(np.bincount(grouped.src, minlength=graph.n), out=offsets[1:])
-    with atomic_writer(path, "wb") as stream:
-        stream.write(np.array([graph.n, graph.n, graph.m], dtype="<i4").tobytes())
-        stream.write(offsets.astype("<i4", copy=False).tobytes())
-        stream.write(grouped.dst.astype("<i4", copy=False).tobytes())
-        stream.write(grouped.w.astype("<f4").tobytes())
-
-
-def read_gunrock_csr(path) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-    """(n, offsets, column indices, float32 values) of a ``.csr`` file, as Gunrock reads it."""
-    data = np.fromfile(path, dtype="<i4")
-    rows, _, nnz = (int(v) for v in data[:3])
-    offsets = data[3:4 + rows]
-    heads = data[4 + rows:4 + rows + nnz]
-    values = data[4 + rows + nnz:4 + rows + 2 * nnz].view("<f4")
-    return rows, offsets, heads, values
 
 
 def squished(n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -4,7 +4,7 @@ Six graphs (issue 13): the 700x700 grid with weights 1..100 and with unit weight
 scale 20 (edge factor 16) weighted and unit, and the roadNet-CA and LiveJournal stand-ins
 (``grader.data.synth``, unit weights). Each is kept as raw arrays (``.npy``, read back in well under
 a second) plus the files the programs read: SNAP text for ``./sssp`` (stand-ins only; its
-parse cache is filled at once), ``.wsg``/``.wel`` for gapbs and ``.csr`` (binary) or ``.mtx`` for Gunrock. Everything
+parse cache is filled at once), ``.wsg``/``.wel`` for gapbs and ``.mtx`` for Gunrock. Everything
 is written atomically under names that carry the scale and generator version, so an
 interrupted run or a generator change never leaves a stale file in use. Generation runs in
 parallel processes, which the harness starts before anything else and may overlap with GPU-only
@@ -154,9 +154,7 @@ def _write_format(scale: str, key: str, suffix: str, root, threads: int = 1) -> 
         with atomic_writer(target, "wb") as stream:
             np.savez(stream, offsets=offsets, heads=heads, weights=weights)
     else:
-        if suffix == "csr":
-            formats.write_gunrock_csr(target, graph)
-        elif suffix == "wsg":
+        if suffix == "wsg":
             formats.write_wsg(target, graph)
         else:
             {"wel": formats.write_wel, "mtx": formats.write_mtx}[suffix](target, graph, workers=threads)
@@ -168,12 +166,13 @@ def _write_format(scale: str, key: str, suffix: str, root, threads: int = 1) -> 
 TEXT = ("txt", "dst.txt", "wel", "mtx")  # formats written as text: each may use several threads
 
 
-def needed_formats(scale: str, keys, gapbs_format: str, gunrock_format: str = "csr") -> list[tuple[str, str]]:
+def needed_formats(scale: str, keys, gapbs_format: str) -> list[tuple[str, str]]:
     jobs = []
     for key in keys:
+        jobs.append((key, "mtx"))  # first: Gunrock parses it while the rest is written (gunrock_early)
         if spec(scale, key).kind == "standin":
             jobs += [(key, "txt"), (key, "dst.txt")]
-        jobs += [(key, "csr.npz"), (key, gapbs_format), (key, gunrock_format)]
+        jobs += [(key, "csr.npz"), (key, gapbs_format)]
     return jobs
 
 
@@ -185,7 +184,7 @@ class Preparation:
     while a thread here hands out the files each finished graph needs. :meth:`wait` returns the
     seconds from ``start`` to the last file and raises a worker's error."""
 
-    def __init__(self, scale, keys, gapbs_format, gunrock_format, root, workers, log):
+    def __init__(self, scale, keys, gapbs_format, root, workers, log):
         self.started = time.perf_counter()
         self.seconds: float | None = None
         self.error: BaseException | None = None
@@ -193,7 +192,7 @@ class Preparation:
         self.log = log
         keys = list(keys or [s.key for s in specs(scale)])
         folder(scale, root).mkdir(parents=True, exist_ok=True)
-        jobs = needed_formats(scale, keys, gapbs_format, gunrock_format)
+        jobs = needed_formats(scale, keys, gapbs_format)
         missing_arrays = [k for k in keys if not (folder(scale, root) / k / "meta.json").is_file()]
         missing_arrays.sort(key=lambda k: k != "lj")  # the longest first: the others fit around it
         missing_files = [(k, f) for k, f in jobs if not path(scale, k, f, root).is_file()]
@@ -243,15 +242,15 @@ class Preparation:
 
 
 def start(scale: str, keys=None, gapbs_format: str = "wsg", root: Path | None = None, workers: int | None = None,
-          log=print, gunrock_format: str = "csr") -> Preparation:
+          log=print) -> Preparation:
     """Begin making every file the benchmarks read (see :class:`Preparation`)."""
-    return Preparation(scale, keys, gapbs_format, gunrock_format, root, workers, log)
+    return Preparation(scale, keys, gapbs_format, root, workers, log)
 
 
 def prepare(scale: str, keys=None, gapbs_format: str = "wsg", root: Path | None = None, workers: int | None = None,
-            log=print, gunrock_format: str = "csr") -> float:
+            log=print) -> float:
     """Make every file the benchmarks read; returns the seconds it took (~0 when all cached)."""
-    return start(scale, keys, gapbs_format, root, workers, log, gunrock_format).wait()
+    return start(scale, keys, gapbs_format, root, workers, log).wait()
 
 
 def _log(log, message: str) -> None:

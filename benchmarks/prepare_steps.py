@@ -5,7 +5,7 @@
 
 Each step is what ``benchmarks.graphs`` does for the graph's files, timed alone (the harness
 runs them in parallel processes): generation, the SNAP texts with their parse-cache entries,
-the destination order, Gunrock's ``.csr``, gapbs's ``.wsg``, scipy's ``.csr.npz``. Files go
+the destination order, Gunrock's ``.mtx``, gapbs's ``.wsg``, scipy's ``.csr.npz``. Files go
 to a temporary folder that is removed at the end.
 """
 from __future__ import annotations
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
                 step(f"{suffix}: write ({args.threads} threads)",
                      lambda: write_edge_list(target, ordered, header="x", workers=args.threads))
                 step(f"{suffix}: parse cache from the arrays", lambda: remember_parsed(target, parsed_form(ordered)))
-        step("Gunrock .csr", lambda: formats.write_gunrock_csr(out / "g.csr", graph))
-        step("  its digest", lambda: file_digest(out / "g.csr"))
+        step(f"Gunrock .mtx ({args.threads} threads)", lambda: formats.write_mtx(out / "g.mtx", graph, args.threads))
+        step("  its digest", lambda: file_digest(out / "g.mtx"))
         step("gapbs .wsg", lambda: formats.write_wsg(out / "g.wsg", graph))
         step("  its digest", lambda: file_digest(out / "g.wsg"))
         step("scipy .csr.npz",

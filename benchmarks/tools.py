@@ -93,7 +93,7 @@ def _field(document, name: str, kind):
 
 def size_mismatch(document, vertices: int | None, edges: int | None) -> str:
     """Why Gunrock's reported graph size differs from the graph's ('' when it agrees or is not
-    reported): proof that it read the file it was given as that graph (its binary .csr too)."""
+    reported): proof that it read the whole file it was given as that graph."""
     said = {"vertices": _field(document, "num_vertices", int), "edges": _field(document, "num_edges", int)}
     wanted = {"vertices": vertices, "edges": edges}
     wrong = [f"{said[k]:,} {k} (the graph has {wanted[k]:,})" for k in said
@@ -101,31 +101,42 @@ def size_mismatch(document, vertices: int | None, edges: int | None) -> str:
     return "read " + ", ".join(wrong) if wrong else ""
 
 
-def gunrock(binary: Path, mtx_file: Path, runs: int = 7, timeout: float = 300, vertices: int | None = None,
-            edges: int | None = None) -> Outcome:
-    """Gunrock from vertex 0, ``runs`` runs; the median of its ``process_times`` in ms.
+def gunrock_command(binary: Path, graph_file: Path, runs: int, out_dir: Path) -> list[str]:
+    """Gunrock from vertex 0, ``runs`` runs, its metrics JSON written to ``out_dir/result.json``."""
+    return [str(binary), "-m", str(graph_file), "-s", "0", "-n", str(runs), "--export_metrics",
+            "-d", str(out_dir), "-f", "result.json"]
 
-    ``mtx_file`` is a ``.mtx`` or Gunrock's binary ``.csr``; with ``vertices``/``edges`` the
-    size Gunrock reports must match, or there is no time."""
-    with tempfile.TemporaryDirectory(prefix="gunrock-") as out:
-        command = [str(binary), "-m", str(mtx_file), "-s", "0", "-n", str(runs), "--export_metrics",
-                   "-d", out, "-f", "result.json"]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return Outcome(None, f"timed out after {timeout:.0f} s")
-        reports = [Path(out) / "result.json"] + sorted(Path(out).rglob("*.json"))
-        report = next((r for r in reports if r.is_file()), reports[0])
-        if done.returncode != 0 or not report.is_file():
-            return Outcome(None, f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-200:]}")
-        try:
-            document = json.loads(report.read_text())
-        except ValueError as err:
-            return Outcome(None, f"unreadable metrics JSON: {err}")
-        times = process_times(document)
-        wrong = size_mismatch(document, vertices, edges)
-        if wrong:
-            return Outcome(None, f"{mtx_file.name}: {wrong}")
+
+def gunrock_result(returncode: int, output: str, out_dir: Path, name: str, vertices: int | None = None,
+                   edges: int | None = None) -> Outcome:
+    """The median of the ``process_times`` in a finished Gunrock's metrics JSON; with
+    ``vertices``/``edges`` the size it reports must match, or there is no time."""
+    out_dir = Path(out_dir)
+    reports = [out_dir / "result.json"] + sorted(out_dir.rglob("*.json"))
+    report = next((r for r in reports if r.is_file()), reports[0])
+    if returncode != 0 or not report.is_file():
+        return Outcome(None, f"exit {returncode}: {output.strip()[-200:]}")
+    try:
+        document = json.loads(report.read_text())
+    except ValueError as err:
+        return Outcome(None, f"unreadable metrics JSON: {err}")
+    wrong = size_mismatch(document, vertices, edges)
+    if wrong:
+        return Outcome(None, f"{name}: {wrong}")
+    times = process_times(document)
     if not times:
         return Outcome(None, "no process_times in its metrics JSON")
     return Outcome(float(statistics.median(times)), f"median of {len(times)}", times)
+
+
+def gunrock(binary: Path, mtx_file: Path, runs: int = 7, timeout: float = 300, vertices: int | None = None,
+            edges: int | None = None) -> Outcome:
+    """One Gunrock process on ``mtx_file``: the median of its ``process_times`` in ms (see
+    :func:`gunrock_result`)."""
+    with tempfile.TemporaryDirectory(prefix="gunrock-") as out:
+        try:
+            done = subprocess.run(gunrock_command(binary, mtx_file, runs, Path(out)), capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Outcome(None, f"timed out after {timeout:.0f} s")
+        return gunrock_result(done.returncode, done.stdout + done.stderr, Path(out), mtx_file.name, vertices, edges)

@@ -100,47 +100,14 @@ def test_destination_order_is_the_stable_argsort(seed, sorted_by_source):
         assert np.array_equal(getattr(fast, name), getattr(slow, name))
 
 
-def _gunrock_from_coo(n: int, src, dst, w):
-    """Gunrock's ``from_coo``, written out: count per row, prefix sum, place in file order."""
-    offsets = [0] * (n + 1)
-    for s in src:
-        offsets[s + 1] += 1
-    for i in range(n):
-        offsets[i + 1] += offsets[i]
-    slot = offsets[:-1].copy()
-    heads, values = [0] * len(src), [0.0] * len(src)
-    for s, d, x in zip(src, dst, w):
-        heads[slot[s]], values[slot[s]] = d, float(x)
-        slot[s] += 1
-    return offsets, heads, values
-
-
-@pytest.mark.parametrize("sorted_by_source", [True, False])
-def test_gunrock_csr_is_the_csr_gunrock_builds_from_the_mtx(tmp_path, sorted_by_source):
-    rng = np.random.default_rng(11)
-    graph = _random_graph(rng, 2_000, 500, 100, sorted_by_source)
-    target = tmp_path / "g.csr"
-    formats.write_gunrock_csr(target, graph)
-    header = np.fromfile(target, dtype="<i4", count=3).tolist()
-    assert header == [graph.n, graph.n, graph.m]
-    n, offsets, heads, values = formats.read_gunrock_csr(target)
-    assert target.stat().st_size == 4 * (3 + graph.n + 1 + 2 * graph.m)
-    # the .mtx's edges, read back 1-based as Gunrock's loader reads them
-    mtx = tmp_path / "g.mtx"
-    formats.write_mtx(mtx, graph)
-    rows = np.loadtxt(mtx, dtype=np.int64, comments="%", skiprows=2)
-    want = _gunrock_from_coo(n, (rows[:, 0] - 1).tolist(), (rows[:, 1] - 1).tolist(), rows[:, 2].tolist())
-    assert offsets.tolist() == want[0] and heads.tolist() == want[1] and values.tolist() == want[2]
-
-
 def test_gunrock_must_report_the_graphs_size(tmp_path):
-    """A .csr misread (or any file) shows in Gunrock's own counts: then it has no time."""
+    """A misread file shows in Gunrock's own counts: then it has no time."""
     script = ("#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in -d) d=$2;; -f) f=$2;; esac; shift; done\n"
               "echo '{\"num_vertices\": 5, \"num_edges\": 7, \"process_times\": [2.0, 1.0, 3.0]}' > $d/$f\n")
     binary = tmp_path / "sssp"
     binary.write_text(script)
     binary.chmod(0o755)
-    graph_file = tmp_path / "g.csr"
+    graph_file = tmp_path / "g.mtx"
     graph_file.write_bytes(b"x")
     assert tools.gunrock(binary, graph_file, vertices=5, edges=7).ms == 2.0
     assert tools.gunrock(binary, graph_file).ms == 2.0
@@ -148,16 +115,16 @@ def test_gunrock_must_report_the_graphs_size(tmp_path):
     assert wrong.ms is None and "7 edges (the graph has 8)" in wrong.detail
 
 
-def test_baseline_keys_name_the_gunrock_file_and_format(tmp_path):
+def test_baseline_keys_name_the_gunrock_file(tmp_path):
     binary = tmp_path / "sssp"
     binary.write_bytes(b"gunrock")
-    csr, mtx = tmp_path / "g.csr", tmp_path / "g.mtx"
-    csr.write_bytes(b"binary graph")
-    mtx.write_bytes(b"text graph")
-    keys = {baselines.key("Gunrock", binary, f, "H100", {"runs": 7, "format": f.suffix[1:]}) for f in (csr, mtx)}
+    one, other = tmp_path / "one.mtx", tmp_path / "other.mtx"
+    one.write_bytes(b"text graph")
+    other.write_bytes(b"another text graph")
+    keys = {baselines.key("Gunrock", binary, f, "H100", {"runs": 7, "source": 0}) for f in (one, other)}
     assert len(keys) == 2
-    same = baselines.key("Gunrock", binary, csr, "H100", {"runs": 7, "format": "csr"})
-    assert same in keys and json.loads(same)["graph"] == baselines.file_digest(csr)
+    same = baselines.key("Gunrock", binary, one, "H100", {"runs": 7, "source": 0})
+    assert same in keys and json.loads(same)["graph"] == baselines.file_digest(one)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork-based preparation")
@@ -174,7 +141,7 @@ def test_prepared_stand_in_files_are_the_straightforward_ones(tmp_path, monkeypa
             cached, parsed = load_graph(made), load_graph(made, cache=False)
             assert cached.n == parsed.n and np.array_equal(cached.src, parsed.src)
             assert np.array_equal(cached.dst, parsed.dst) and np.array_equal(cached.w, parsed.w)
-        assert graphs.path("ci", key, "csr", tmp_path).is_file()
+        assert graphs.path("ci", key, "mtx", tmp_path).is_file()
 
 
 def test_the_harness_compiles_kernels_beside_preparation_only_for_a_gpu(monkeypatch):

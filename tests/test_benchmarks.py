@@ -178,7 +178,7 @@ def test_prepared_files_are_reused(tmp_path, monkeypatch):
     messages = []
     graphs.prepare("ci", keys=["grid-w"], root=tmp_path, workers=1, log=lambda *a, **k: messages.append(a[0]))
     made = graphs.path("ci", "grid-w", "wsg", tmp_path)
-    assert made.is_file() and graphs.path("ci", "grid-w", "csr", tmp_path).is_file()
+    assert made.is_file() and graphs.path("ci", "grid-w", "mtx", tmp_path).is_file()
     stamp = made.stat().st_mtime_ns
     messages.clear()
     graphs.prepare("ci", keys=["grid-w"], root=tmp_path, workers=1, log=lambda *a, **k: messages.append(a[0]))
