@@ -15,6 +15,7 @@ build/bench/results.jsonl as it is made. ``BENCH_SCALE`` (ci|full) sets the defa
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -284,7 +285,10 @@ def _fw_apart(settings, record) -> int:
 
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_fw_child, args=(settings, record, send), name="bench-fw")
+    # settings travel pickled: without the Gunrock processes held for the versus table (their
+    # locks and pipes cannot be pickled; on the H100 that stopped the whole bench; fw needs none)
+    apart = dataclasses.replace(settings, early=None)
+    child = context.Process(target=_fw_child, args=(apart, record, send), name="bench-fw")
     child.start()
     send.close()
     try:

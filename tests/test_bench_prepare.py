@@ -162,3 +162,18 @@ def test_rmat_ids_are_the_same_in_threads(levels):
     three = synth._rmat_ids(np.random.default_rng(4), 50_001, levels, 0.57, 0.19, 0.19, chunk=4_096, workers=3)
     assert np.array_equal(one[0], three[0]) and np.array_equal(one[1], three[1])
     assert int(one[0].max()) < 2**levels and int(one[1].min()) >= 0
+
+
+def test_the_fw_table_runs_apart_while_gunrock_processes_are_held(tmp_path):
+    """The fw table's spawned process gets the settings pickled: held Gunrock processes (locks,
+    pipes) must stay behind. On the H100 this stopped the whole bench ("cannot pickle
+    '_thread.lock' object") before any table ran."""
+    import threading
+    from benchmarks import run as bench_run
+    from benchmarks.common import Recorder
+    settings = bench_run.Settings(scale="ci", quick=True, gapbs_format="wsg", threads=1, out_dir=tmp_path,
+                                  early=threading.Lock())
+    record = Recorder(tmp_path / "results.jsonl")
+    # starting the spawned child pickles the settings: it must do so without the held processes
+    assert bench_run._fw_apart(settings, record) in (0, 1)
+    assert settings.early is not None          # the caller's settings keep them for the versus table
