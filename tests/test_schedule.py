@@ -230,3 +230,41 @@ def test_an_observer_that_fails_loses_no_row(capsys):
         pool.close()
     assert row["key"] == "c-x"
     assert "observer failed" in capsys.readouterr().err
+
+
+def test_students_in_flight_and_builds_grow_with_the_gpus(monkeypatch):
+    """--jobs is per GPU: with 4 GPUs visible, 4 x jobs students are graded at once and as many
+    build at once (jobs alone left 3 of 4 GPUs mostly idle)."""
+    from grader.grading import schedule
+    monkeypatch.delenv("SSSP_DEVICE", raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    run = schedule.start(3, diagnose=False)
+    try:
+        assert run.lanes == 12 and run.builds._max_workers == 12
+    finally:
+        run.close()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    one = schedule.start(3, diagnose=False)
+    try:
+        assert one.lanes == 3
+    finally:
+        one.close()
+    assert schedule.start(1, diagnose=False).lanes == 1
+
+
+def test_each_student_keeps_lanes_plus_one_in_flight():
+    from grader.grading import schedule
+    live, most = [0], [0]
+    lock = threading.Lock()
+
+    def grade_one(student):
+        with lock:
+            live[0] += 1
+            most[0] = max(most[0], live[0])
+        time.sleep(0.2)
+        with lock:
+            live[0] -= 1
+        return {"student": student}
+
+    done = list(schedule.each_student(list(range(20)), grade_one, 8))
+    assert len(done) == 20 and most[0] == 9

@@ -180,7 +180,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
                              provenance, {} if force else recorded, quiet, err, pool, report_scores.get(submission.student, {}), classrun=classrun,
                              shrink=shrink)
 
-        for submission, data in schedule.each_student(found, one, classrun.jobs):
+        for submission, data in schedule.each_student(found, one, classrun.lanes):
             summary[submission.student] = data
         summary.update(schedule.counterexamples_after_class(classrun, time.monotonic() - began))
         similar = schedule.after_class(out, work, list(summary), sample_code)

@@ -43,6 +43,7 @@ from sssp_common.files import write_text_atomically
 class ClassRun:
     """What grade's per-student code needs of the class-wide machinery (one per `grade` call)."""
     jobs: int = 1
+    lanes: int = 1                             # runs at once in the whole pool: jobs x GPUs (1 without --jobs)
     session: diagnosis.Setup = field(default_factory=lambda: diagnosis.Setup(None, "not set up"))
     pool: object = None                        # the SharedGpuPool when jobs > 1
     builds: ProcessPoolExecutor | None = None
@@ -78,7 +79,10 @@ def start(jobs: int, sanitizer: str | None = None, diagnose: bool = True, force:
     gpus = visible_gpus()
     run = ClassRun(jobs=max(1, jobs), session=diagnosis.setup(sanitizer, gpus, diagnose), force=force)
     if run.jobs > 1:
-        run.builds = ProcessPoolExecutor(max_workers=run.jobs, mp_context=get_context("spawn"))
+        # students in flight and builds at once: --jobs per GPU (with jobs alone, 4 GPUs had 5
+        # students in flight for 16 workers: 2 GPUs graded 19 students only 1.2x faster than 1)
+        run.lanes = run.jobs * max(1, len(gpus))
+        run.builds = ProcessPoolExecutor(max_workers=run.lanes, mp_context=get_context("spawn"))
     return run
 
 
@@ -147,7 +151,7 @@ def counterexamples_after_class(run: ClassRun, class_s: float) -> dict:
     Returns student -> summary, as grade_one's."""
     if not run.later:
         return {}
-    lanes = max(1, min(len(run.later), getattr(run.pool, "workers", run.jobs) or run.jobs))
+    lanes = max(1, min(len(run.later), run.lanes))
     spent_per_student = class_s * lanes / len(run.later)
     from concurrent.futures import ThreadPoolExecutor
     later, run.later = run.later, []
