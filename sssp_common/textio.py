@@ -6,6 +6,7 @@ the concatenated bytes of all lines in order.
 """
 from __future__ import annotations
 
+import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -76,6 +77,12 @@ def format_rows(columns: list[np.ndarray], separator: bytes, words: dict[int, tu
         keep[:, offset] = True
         offset += 1
     return matrix[keep].tobytes()
+
+
+def text_workers(limit: int = 8) -> int:
+    """Threads for formatting a large text file: the cores, at most `limit` (the writes are
+    ordered; past ~8 formatting threads the single writer is the bound)."""
+    return max(1, min(limit, os.cpu_count() or 1))
 
 
 def write_rows(stream, columns: list[np.ndarray], separator: bytes = b"\t", chunk: int = 2_000_000,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sssp_common.edgelist import write_edge_list
+from sssp_common.textio import text_workers
 from grader.data import synth
 from grader.tomlfile import check_keys, read_toml
 from sssp_common.files import REPO_ROOT, cache_dir
@@ -152,5 +153,5 @@ def _synth_file(entry: Dataset, scale, seed: int, cache_dir: Path | None) -> Pat
     graph = synth.standin(entry.standin_of, scale=fraction, seed=seed)
     write_edge_list(path, graph, header=f"{entry.name}: {entry.description}\n"
                                               f"generator {entry.generator} v{synth.GENERATOR_VERSION}, "
-                                              f"scale {fraction}, seed {seed}")
+                                              f"scale {fraction}, seed {seed}", workers=text_workers())
     return path

@@ -19,7 +19,7 @@ import numpy as np
 from sssp_common.digest import file_digest, file_identity
 from sssp_common.files import atomic_writer, cache_dir
 from sssp_common.loader import load_graph
-from sssp_common.textio import write_rows
+from sssp_common.textio import text_workers, write_rows
 from sssp_common.vocabulary import ORDERINGS
 
 FORMAT_VERSION = 1
@@ -49,7 +49,7 @@ def spec_input(path: Path | str, ordering: str, folder: Path | None = None) -> P
         graph = graph.reordered(order)
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_writer(target, "wb") as stream:
-        write_rows(stream, [graph.src, graph.dst, graph.w], b" ")
+        write_rows(stream, [graph.src, graph.dst, graph.w], b" ", workers=text_workers())
     os.chmod(target, 0o444)
     return target
 
