@@ -6,15 +6,13 @@ Both go through :mod:`.textio`'s vectorised integer formatter in bounded chunks,
 from __future__ import annotations
 
 import os
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from .files import atomic_writer
 from .graph import Graph
-from .textio import format_rows, write_rows
+from .textio import format_rows, write_pieces, write_rows
 
 CHUNK = 1 << 20  # rows per formatted block: ~20 MB of text, ~60 MB of work arrays
 
@@ -67,17 +65,5 @@ def write_distance_rows(stream, dist: np.ndarray, unreachable: np.ndarray, chunk
         ids = np.arange(start, stop, dtype=np.int64 if stop > 2**31 - 1 else np.int32)
         return format_rows([ids, dist[start:stop]], b":", {1: (unreachable[start:stop], word)})
 
-    starts = range(0, total, chunk)
     workers = min(4, os.cpu_count() or 1) if workers is None else workers
-    if workers <= 1 or len(starts) <= 1:
-        for start in starts:
-            stream.write(piece(start))
-        return
-    with ThreadPoolExecutor(workers) as pool:
-        pending: deque = deque()
-        for start in starts:
-            pending.append(pool.submit(piece, start))
-            if len(pending) >= 2 * workers:
-                stream.write(pending.popleft().result())
-        while pending:
-            stream.write(pending.popleft().result())
+    write_pieces(stream, piece, range(0, total, chunk), workers)

@@ -101,7 +101,13 @@ def write_rows(stream, columns: list[np.ndarray], separator: bytes = b"\t", chun
             part_words = {k: (mask[start:start + chunk], text) for k, (mask, text) in words.items()}
         return format_rows(part, separator, part_words)
 
-    starts = range(0, total, chunk)
+    write_pieces(stream, piece, range(0, total, chunk), workers)
+
+
+def write_pieces(stream, piece, starts, workers: int) -> None:
+    """stream.write(piece(start)) for each start, in order; with workers > 1 the pieces are made
+    in that many threads (numpy releases the GIL while it formats), at most two per thread in
+    flight, so memory stays bounded: the same bytes for any count."""
     if workers <= 1 or len(starts) <= 1:
         for start in starts:
             stream.write(piece(start))

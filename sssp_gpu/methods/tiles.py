@@ -118,9 +118,9 @@ def automatic(graph: Graph) -> tuple[int, int] | None:
     every tile many times (BENCHMARKS.md, issue 26)."""
     if graph.m == 0 or graph.n < MIN_TILE:
         return None
-    if graph.w.min() != graph.w.max():
+    if grid_columns(graph) is None:   # first: its look at the first edges rejects most graphs at once
         return None
-    if grid_columns(graph) is None:
+    if graph.w.min() != graph.w.max():
         return None
     return AUTO_TILE, AUTO_STEPS
 
