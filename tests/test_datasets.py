@@ -144,3 +144,21 @@ def test_orderings_sorted_stable_and_cached(tmp_path, weighted, ordering, major,
 def test_an_unknown_ordering_fails(tmp_path, figure1_file):
     with pytest.raises(ValueError, match="destination"):
         inputs.spec_input(figure1_file, "random", tmp_path / "cache")
+
+
+@pytest.mark.parametrize("name", ["web-Google~synth", "roadNet-CA~synth"])
+def test_a_written_stand_in_is_in_the_parse_cache_as_parsing_gives_it(tmp_path, monkeypatch, name):
+    """The stand-in's text is put in the parse cache from the arrays it was written from: the
+    first load (the orderings' writer's) parses nothing, and gives what parsing gives."""
+    monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "cache"))
+    from sssp_common import loader
+    path = datasets.resolve(name, scale="ci", cache_dir=tmp_path / "graphs")
+    parsed = []
+    real = loader._read_cache
+    monkeypatch.setattr(loader, "_read_cache", lambda entry, p: parsed.append(p) or real(entry, p))
+    cached = load_graph(path)
+    assert parsed, "the first load did not come from the parse cache"
+    fresh = load_graph(path, cache=False)
+    assert cached.n == fresh.n
+    for name_ in ("src", "dst", "w"):
+        np.testing.assert_array_equal(getattr(cached, name_), getattr(fresh, name_))

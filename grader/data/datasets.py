@@ -9,11 +9,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sssp_common.edgelist import write_edge_list
-from sssp_common.textio import text_workers
 from grader.data import synth
 from grader.tomlfile import check_keys, read_toml
+from sssp_common.edgelist import parsed_form, write_edge_list
 from sssp_common.files import REPO_ROOT, cache_dir
+from sssp_common.loader import remember_parsed
+from sssp_common.textio import text_workers
 
 CATALOGUE = REPO_ROOT / "configs" / "graphs.toml"
 KINDS = ("snap", "real-local", "synth", "project")
@@ -154,4 +155,5 @@ def _synth_file(entry: Dataset, scale, seed: int, cache_dir: Path | None) -> Pat
     write_edge_list(path, graph, header=f"{entry.name}: {entry.description}\n"
                                               f"generator {entry.generator} v{synth.GENERATOR_VERSION}, "
                                               f"scale {fraction}, seed {seed}", workers=text_workers())
+    remember_parsed(path, parsed_form(graph))   # its first load (the orderings' writer's) parses nothing
     return path
