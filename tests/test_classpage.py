@@ -154,3 +154,16 @@ def test_gradebook_sorts_in_the_browser(tmp_path):
         order.append([float(r[1]) for r in parser.rows if len(r) > 1])
     assert order[0] == sorted(order[0], reverse=True) and order[0][0] == 80
     assert order[1] == sorted(order[1]) and order[1][0] == 0
+
+
+def test_fractional_scores_are_shown_to_two_decimals(tmp_path):
+    """A score such as 54.8888 (rubric shares) reads 54.89 in the gradebook, as it was seen on
+    the H100's class page; the sort key keeps the exact value."""
+    out = graded_folder(tmp_path / "out")
+    data = json.loads((out / "dave" / "results.json").read_text())
+    data["score"] = 54.888844
+    data["tests"][1]["score"] = 39.888844
+    (out / "dave" / "results.json").write_text(json.dumps(data))
+    page = classpage.write(out).read_text()
+    assert "54.89 / 80" in page and "54.8888 " not in page and 'data-v="54.888844"' in page
+    assert ">39.89<" in page
