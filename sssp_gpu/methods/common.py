@@ -69,7 +69,8 @@ class Run:
 
     @property
     def tile_size(self) -> int:
-        """opt's tile size as asked; 0: tiles off (without -tile the GPU driver may choose them: opt.with_automatic_tiles)."""
+        """opt's tile size as asked; 0: tiles off (without -tile the GPU driver may still choose
+        them: opt.with_automatic_tiles)."""
         return self.tile or 0
 
     @property
