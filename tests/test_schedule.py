@@ -268,3 +268,22 @@ def test_each_student_keeps_lanes_plus_one_in_flight():
 
     done = list(schedule.each_student(list(range(20)), grade_one, 8))
     assert len(done) == 20 and most[0] == 9
+
+
+def test_on_every_gpu_a_hung_program_stops_holding_its_gpu_alone():
+    """SpreadPool hands is_timing and observe to each GPU's pool: the rule for hung programs
+    holds with several GPUs too."""
+    from grader.sweep.executors.shared import SpreadPool
+    hung: set[str] = set()
+    pool = SpreadPool(fake_graded_run, 2, ["0", "1"], free_mb=lambda: 100_000,
+                      is_timing=lambda task: task[0].startswith("ht") and "h" not in hung,
+                      observe=lambda task, row: hung.add("h") if row["status"] == "timeout" else None)
+    try:
+        pool.submit("h-c0", ("h-c0", 0.1))
+        for index in range(3):
+            pool.submit(f"h-t{index}", (f"ht-{index}", 0.1))
+        rows = {o.key: o.row for o in pool.drain(wait=True)}
+    finally:
+        pool.close()
+    assert hung == {"h"} and len(rows) == 4
+    assert all(rows[f"h-t{i}"]["ran_alone"] is False for i in range(3))
