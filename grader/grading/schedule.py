@@ -155,9 +155,14 @@ def counterexamples_after_class(run: ClassRun, class_s: float) -> dict:
     spent_per_student = class_s * lanes / len(run.later)
     from concurrent.futures import ThreadPoolExecutor
     later, run.later = run.later, []
-    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="counterexamples") as threads:
-        futures = {student: threads.submit(finish, spent_per_student) for student, finish in later}
+    threads = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="counterexamples")
+    futures = {student: threads.submit(finish, spent_per_student) for student, finish in later}
+    try:
         return {student: future.result() for student, future in futures.items()}
+    finally:
+        # interrupted: return at once (grade then stops the pool, which ends the jobs in flight);
+        # waiting here for threads that wait on the pool would never end
+        threads.shutdown(wait=False, cancel_futures=True)
 
 
 class LockedStore:
