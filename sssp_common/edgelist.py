@@ -25,7 +25,7 @@ def write_edge_list(path, graph: Graph, header: str | None = None, weights: bool
     ``workers`` threads format the rows (the same bytes for any count).
     """
     path = Path(path)
-    weighted = (bool(graph.m) and bool(np.any(graph.w != 1))) if weights is None else weights
+    weighted = _weighted(graph, weights)
     lines = [] if header is None else [ln if ln.startswith("#") else f"# {ln}" for ln in header.splitlines()]
     lines.append(f"# Nodes: {graph.n} Edges: {graph.m}")
     lines.append("# FromNodeId\tToNodeId" + ("\tWeight" if weighted else ""))
@@ -35,10 +35,15 @@ def write_edge_list(path, graph: Graph, header: str | None = None, weights: bool
         write_rows(stream, columns, b"\t", workers=workers)
 
 
+def _weighted(graph: Graph, weights: bool | None) -> bool:
+    """Whether the file carries weights: as asked, else only when some weight is not 1."""
+    return (bool(graph.m) and bool(np.any(graph.w != 1))) if weights is None else weights
+
+
 def parsed_form(graph: Graph, weights: bool | None = None) -> Graph:
     """The graph that loading :func:`write_edge_list`'s file gives back: ``n`` is the largest
     id + 1 (the loader's count) and weights are all 1 when the file carries none."""
-    weighted = (bool(graph.m) and bool(np.any(graph.w != 1))) if weights is None else weights
+    weighted = _weighted(graph, weights)
     n = max(int(graph.src.max(initial=-1)), int(graph.dst.max(initial=-1))) + 1
     return Graph(n, graph.src, graph.dst, graph.w if weighted else np.ones_like(graph.src))
 

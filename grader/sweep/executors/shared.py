@@ -80,7 +80,7 @@ class SharedGpuPool:
         if jobs < 1:
             raise ValueError(f"--jobs: must be at least 1, got {jobs}")
         self._fn, self._gpu, self._is_timing, self._observe = fn, gpu, is_timing, observe
-        self._chosen: set[int] = set()    # futures whose kind the caller named (never re-asked)
+        self._chosen: set[Future] = set()   # futures whose kind the caller named (never re-asked)
         self._min_free_mb = min_free_mb
         self._free_mb = free_mb or (lambda: gpu_free_mb(gpu))
         self._cores = os.cpu_count() or 1
@@ -136,6 +136,7 @@ class SharedGpuPool:
         Threads waiting in drain return."""
         with self._lock:
             self._closed = True
+            self._chosen.clear()
             for queue in self._queues.values():
                 for _, _, _, future, _ in queue:
                     future.cancel()
@@ -152,7 +153,7 @@ class SharedGpuPool:
         """Queue one run; kind: TIMING or CORRECTNESS (default: is_timing(task))."""
         future: Future = Future()
         if kind:
-            self._chosen.add(id(future))
+            self._chosen.add(future)
         kind = kind or (TIMING if self._is_timing(task) else CORRECTNESS)
         with self._lock:
             if self._closed:
@@ -217,9 +218,10 @@ class SharedGpuPool:
         queue = self._queues[TIMING]
         if not queue:
             return
-        moved = [item for item in queue if not self._still_timing(item)]
+        kept, moved = [], []
+        for item in queue:
+            (kept if self._still_timing(item) else moved).append(item)
         if moved:
-            kept = [item for item in queue if not any(item is m for m in moved)]
             queue.clear()
             queue.extend(kept)
             self._queues[CORRECTNESS].extend(moved)
@@ -250,7 +252,7 @@ class SharedGpuPool:
             if isinstance(row, dict):   # the leaderboard reads only the times of runs that had the GPU alone
                 row["ran_alone"] = kind == TIMING
                 self._tell_observer(task, row)
-            self._chosen.discard(id(future))
+            self._chosen.discard(future)
             future.set_result((row, overhead))
         inner.add_done_callback(done)
 
@@ -266,7 +268,7 @@ class SharedGpuPool:
                   "the row is kept", file=sys.stderr)
 
     def _still_timing(self, item) -> bool:
-        if id(item[3]) in self._chosen:
+        if item[3] in self._chosen:
             return True
         try:
             return bool(self._is_timing(item[1]))
