@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import shutil
 import sys
 import tempfile
@@ -53,6 +54,20 @@ def board(out: Path) -> dict[tuple, float]:
                 for r in csv.DictReader(handle)}
 
 
+def counterexample_lines(out: Path) -> list[str]:
+    """Where each student's counterexample time went (their counterexamples.json)."""
+    lines = []
+    for path in sorted(out.glob("*/counterexamples.json")):
+        record = json.loads(path.read_text())
+        found = [f"{s['method']} {s['sync']}: {s['edges']} edges" for s in record.get("shrunk", []) + record.get("search", [])
+                 if s.get("edges") is not None]
+        tried = sum(s.get("graphs_tried", 0) for s in record.get("search", []))
+        lines.append(f"  counterexamples {path.parent.name}: budget {record.get('budget_s', 0):.1f} s, handed over in "
+                     f"{record.get('handed_over_s', 0):.1f} s, worked {record.get('seconds', 0):.1f} s; "
+                     f"{'; '.join(found) or 'none found'} ({tried} random graphs tried)")
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("submissions", type=Path)
@@ -79,7 +94,12 @@ def main(argv=None) -> int:
             extra += f"; diagnosis adds {(seconds[name] - seconds['jobs']) / seconds['jobs']:+.0%}"
         if name == "shrunk" and "diagnosed" in seconds:
             extra += f"; counterexamples add {(seconds[name] - seconds['diagnosed']) / seconds['diagnosed']:+.0%}"
+        if name == "shrunk" and "diagnosed" not in seconds and "jobs" in seconds:
+            extra += f"; diagnosis and counterexamples add {(seconds[name] - seconds['jobs']) / seconds['jobs']:+.0%}"
         print(f"grade_speed: {name:9s} --jobs {jobs}: {seconds[name]:.1f} s{extra}", flush=True)
+        if shrink:
+            for line in counterexample_lines(top / name):
+                print(line, flush=True)
     if "serial" in seconds and "jobs" in seconds:
         before, after = board(top / "serial"), board(top / "jobs")
         print("leaderboard (runs that had the GPU alone): graph method sync student: serial ms -> --jobs ms")

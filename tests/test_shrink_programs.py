@@ -7,6 +7,7 @@ import io
 import random
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -188,3 +189,26 @@ def test_with_jobs_counterexamples_wait_for_the_whole_class(programs, tmp_path, 
         assert entry["method"] == "tpe" and (out / student / "smallest" / "tpe-incore.txt").is_file()
         tests = json.loads((out / student / "results.json").read_text())["tests"]
         assert any(t["name"].startswith("Smallest failing graphs: tpe -sync incore") for t in tests)
+
+
+def test_handing_the_work_over_counts_against_the_students_budget(programs, tmp_path, monkeypatch):
+    """The budget runs from when the student's counterexamples are asked for: a hand-over that
+    takes longer than the whole budget (a slow worker, a queue) leaves nothing to shrink, instead
+    of a full budget on top of it (the H100 class overran its 25 % that way)."""
+    import json
+    from grader.commands import grade
+    from grader.grading import counterexamples
+    subs, config = three_buggy_students(tmp_path)
+    config.write_text(config.read_text().replace("floor_s = 20", "floor_s = 2"))
+    real = counterexamples.isolated
+
+    def slow(fn, arguments):
+        time.sleep(2.5)
+        return real(fn, arguments)
+
+    monkeypatch.setattr(counterexamples, "isolated", slow)
+    out = tmp_path / "out"
+    assert grade.run([subs], out=out, config=config, quiet=True) == 0
+    record = json.loads((out / "bug1" / "counterexamples.json").read_text())
+    assert record["handed_over_s"] >= 2.5 and record["shrunk"] == [], record
+    assert [s["why"] for s in record["skipped"]] == ["out of time for counterexamples"]

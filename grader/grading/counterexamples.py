@@ -146,8 +146,11 @@ def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, gr
                   "complete": True}        # nothing to shrink or search: no process started
         _write(record_path, record)
         return record
+    # the budget runs from now, not from when a worker picks the job up: handing it over (and, with
+    # more students than lanes, waiting for one) is part of what the student's counterexamples add
+    deadline = time.time() + max(settings.floor_s, settings.share * spent_s)
     arguments = dict(folder=folder, program_id=program_id, rows=rows, cells=cells, graphs=graphs, runner=runner,
-                     provenance=provenance, spent_s=spent_s, settings=settings)
+                     provenance=provenance, spent_s=spent_s, settings=settings, deadline=deadline)
     try:
         if submit is not None:
             try:
@@ -174,18 +177,22 @@ def job(arguments: dict) -> dict:
 
 
 def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner,
-                 provenance: dict, spent_s: float, settings: Settings) -> dict:
+                 provenance: dict, spent_s: float, settings: Settings, deadline: float | None = None) -> dict:
     """Shrink each failing (method, sync), then search random graphs for the ones found right, all
-    within max(floor_s, share x spent_s) seconds (each case an equal share of what is left); saved under folder/smallest/ and recorded in
-    folder/counterexamples.json (keyed by the program's identity: a regrade of the same build keeps it)."""
+    within max(floor_s, share x spent_s) seconds of `deadline - that budget` (when for_student was
+    asked: the hand-over counts, recorded as handed_over_s), each case an equal share of what is
+    left; saved under folder/smallest/ and recorded in folder/counterexamples.json (keyed by the
+    program's identity: a regrade of the same build keeps it)."""
     record_path = folder / RECORD
     began = time.monotonic()
     budget_s = max(settings.floor_s, settings.share * spent_s)
+    handed_over_s = max(0.0, time.time() - (deadline - budget_s)) if deadline is not None else 0.0
     target = folder / "smallest"
-    record = {"program_id": program_id, "budget_s": round(budget_s, 2), "shrunk": [], "search": [], "skipped": []}
+    record = {"program_id": program_id, "budget_s": round(budget_s, 2), "handed_over_s": round(handed_over_s, 2),
+              "shrunk": [], "search": [], "skipped": []}
 
     def left() -> float:
-        return budget_s - (time.monotonic() - began)
+        return budget_s - handed_over_s - (time.monotonic() - began)
 
     cases = sorted(failing_cases(rows).items())
     for index, ((method, sync), row) in enumerate(cases):
