@@ -102,24 +102,25 @@ def test_a_correct_program_gets_no_counterexample(programs, tmp_path):
     assert "nothing to shrink" in said and not saved.exists()
 
 
-def three_buggy_students(tmp_path: Path) -> tuple[Path, Path]:
+def three_buggy_students(tmp_path: Path, bugs=(0, 1, 2), graph: Path | None = None, configs: str = "[[256, 8], [1024, 2]]",
+                         syncs: str = '["incore"]') -> tuple[Path, Path]:
     subs = tmp_path / "subs"
-    for bug in (0, 1, 2):
+    for bug in bugs:
         folder = subs / f"bug{bug}"
         folder.mkdir(parents=True)
         shutil.copy(FIXTURE, folder / "buggy.c")
         (folder / "Makefile").write_text(f"sssp: buggy.c\n\tcc -O1 -DBUG={bug} -o sssp buggy.c\nclean:\n\trm -f sssp\n")
-    graph = random_graph(tmp_path / "g.txt", seed=2)
+    graph = graph or random_graph(tmp_path / "g.txt", seed=2)
     config = tmp_path / "grading.toml"
     config.write_text(f"""
 graphs = ["{graph}"]
-configs = [[256, 8], [1024, 2]]
+configs = {configs}
 timeout_s = 5
 [program]
 command = "{{sssp}} -input {{input}} -bsize {{bsize}} -bcount {{bcount}} -output {{output}} {{method}} -sync {{sync}}"
 [methods.tpe]
 orderings = ["source"]
-syncs = ["incore"]
+syncs = {syncs}
 [grading]
 rubric = "{Path(__file__).resolve().parents[1] / 'configs' / 'rubric.toml'}"
 [grading.counterexamples]
@@ -212,3 +213,29 @@ def test_handing_the_work_over_counts_against_the_students_budget(programs, tmp_
     record = json.loads((out / "bug1" / "counterexamples.json").read_text())
     assert record["handed_over_s"] >= 2.5 and record["shrunk"] == [], record
     assert [s["why"] for s in record["skipped"]] == ["out of time for counterexamples"]
+
+
+def test_grade_shrinks_the_past_32_and_the_flaky_students_too(programs, tmp_path):
+    """The other two fixtures through `grader grade`: past-32-in-edges (on a graph with a vertex of
+    more than 32 in-edges) and the flaky one (20 graded runs: all right by chance once in ~3,000
+    classes), each with a counterexample that fails again when re-run (the flaky one within 15)."""
+    import json
+    from grader.commands import grade
+    graph = random_graph(tmp_path / "wide.txt", seed=3, n=40, m=40, wide=True)
+    configs = "[[64, 2], [128, 4], [256, 8], [512, 4], [1024, 2]]"   # the spec's five
+    subs, config = three_buggy_students(tmp_path, bugs=(3, 4), graph=graph, configs=configs,
+                                        syncs='["incore", "outcore"]')
+    config.write_text(config.read_text().replace("floor_s = 20", "floor_s = 40\nmax_runs = 600"))  # as the shrink test's
+    out = tmp_path / "out"
+    assert grade.run([subs], out=out, config=config, quiet=True) == 0
+    for bug in (3, 4):
+        record = json.loads((out / f"bug{bug}" / "counterexamples.json").read_text())
+        assert record["shrunk"], record
+        for entry in record["shrunk"]:
+            saved = out / f"bug{bug}" / "smallest" / f"tpe-{entry['sync']}.txt"
+            assert saved.is_file() and edges_in(saved) <= 40, saved.read_text()
+            expected = expected_of(saved)
+            tries = 1 if bug == 3 else 15
+            assert any(printed_by(programs[bug], saved, tmp_path) != expected for _ in range(tries))
+            if bug == 3:
+                assert not entry["flaky"] and entry["failed"] == entry["tried"]

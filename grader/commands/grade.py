@@ -210,7 +210,7 @@ def run(submissions, out: Path, config: Path | None = None, scale=None, graphs=N
     for student, data in sorted(summary.items()):
         runs = data.get("runs", {})
         pending = any((t.get("extra_data") or {}).get("entered") is False for t in data["tests"])
-        print(f"{student:<{width}}  {data['score']:>7g} / {data['max_score']:<5g}  "
+        print(f"{student:<{width}}  {round(data['score'], 2):>7g} / {data['max_score']:<5g}  "
               f"build {'ok' if data.get('built') else 'FAILED'}  runs ok {runs.get('ok', 0)}/{runs.get('total', 0)}"
               + ("  report pending" if pending else ""), file=stdout)
     for name, why in skipped.items():

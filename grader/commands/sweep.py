@@ -52,6 +52,8 @@ def run_from_args(args) -> int:
 
 
 INTERRUPTED = 130
+# a student's own sweep: at least this long for its counterexamples, however short the sweep
+SWEEP_FLOOR_S = 10.0
 
 
 def run(config: Path | None = None, scale=None, program=None, results: Path | None = None, force=False,
@@ -201,7 +203,7 @@ def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, spent_
     print("\ngrader sweep: shrinking each failing method to its smallest failing graph (--no-shrink: skip)",
           file=err)
     record = for_student(folder, cells[0].program_id or cells[0].program, rows, cells, prepared, sweep, provenance,
-                         spent_s, Settings(search_graphs=0))
+                         spent_s, Settings(search_graphs=0, floor_s=SWEEP_FLOOR_S))
     for entry in record["shrunk"]:
         print(f"counterexample {entry['method']} {entry['sync']}: {entry['file']} ({entry['edges']} edges; "
               f"{entry['kind']} {entry['failed']} of {entry['tried']} runs{', flaky' if entry['flaky'] else ''})",

@@ -30,8 +30,11 @@ class Settings:
     search_graphs: int = 20            # random graphs per method the course graphs found right
     tries: int = 3                     # runs of a failing case to tell a race
     confirm: int = 4                   # runs of the final graph to say how often it fails
-    share: float = 0.25                # of the student's grading time so far: the most all of this may add
-    floor_s: float = 10.0              # ... but never less: a counterexample needs a few runs to be worth it
+    share: float = 0.22                # of the student's grading time so far, for the shrinking and the search:
+                                       # their hand-over, re-publishing and drawing take the rest of the
+                                       # 25 % they may add (the CPU class added 26.7 % at 0.25: BENCHMARKS.md)
+    floor_s: float = 0.0               # ... but never less (grading: none, the class's 25 % is the promise;
+                                       # a student's own sweep --program: 10 s, a few runs to be worth it)
 
 
 def failing_cases(rows: list[dict]) -> dict[tuple[str, str], dict]:
@@ -124,10 +127,20 @@ def draw(example: Counterexample, folder: Path) -> Path | None:
 # --- in grade: one student's counterexamples, within a share of their grading time --------------
 
 RECORD = "counterexamples.json"
-# Kept back from each case's share of the budget: the last candidate run overruns it, and a found
-# graph is then saved and drawn (matplotlib). Without it a student's work ended ~2.4 s past its
-# budget on the H100 (BENCHMARKS.md, issue 29).
-FINISH_S = 1.5
+# Kept back from each case's share of the budget, beside its confirming runs (which come after
+# the shrinking): saving and drawing the graph (matplotlib). Without any of it a student's work
+# ended ~2.4 s past its budget on the H100 (BENCHMARKS.md, issue 29).
+DRAW_S = 0.3
+UNKNOWN_RUN_S = 0.5      # a candidate's cost when no graded run gave an answer to measure it by
+SEARCH_FIRST_EDGES = 256  # a failing course graph larger than this: small random graphs are tried first
+
+
+def candidate_seconds(rows: list[dict]) -> float:
+    """What one candidate run costs this program: its fastest graded run that gave an answer (a
+    small graph: about a process start, jail included; ~0.4 s for a CUDA program on the H100,
+    ~0.03 s for a C one on the CPU). Budgets are counted in these, not in fixed seconds."""
+    walls = [row["wall_s"] for row in rows if row.get("status") in ("ok", "wrong") and row.get("wall_s")]
+    return min(walls) if walls else UNKNOWN_RUN_S
 TEST_NAME = "Smallest failing graphs"
 
 
@@ -194,19 +207,35 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
     def left() -> float:
         return budget_s - handed_over_s - (time.monotonic() - began)
 
+    run_s = candidate_seconds(rows)
+    enough = 3 * run_s                            # fewer candidates than this is not worth starting
+    finish = settings.confirm * run_s + DRAW_S    # a case's confirming runs and drawing, after its shrinking
+
     cases = sorted(failing_cases(rows).items())
     for index, ((method, sync), row) in enumerate(cases):
         cell, graph = cell_of(row, cells), graphs.get(row["graph"])
         if cell is None or graph is None:
             continue
-        if left() < 1.0:
+        if left() < enough:
             record["skipped"].append({"method": method, "sync": sync, "why": "out of time for counterexamples"})
             continue
-        share = max(1.0, left() / (len(cases) - index) - FINISH_S)
-        case = Budget(runs=settings.budget.runs, seconds=min(settings.budget.seconds, share))
-        example = shrink_cell(cell, runner, provenance, graph.ordered[cell.ordering], row["status"], budget=case,
-                              tries=settings.tries if _flaky_hint(rows, method, sync) else 1, confirm=settings.confirm)
-        example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices, {row.get('graph_edges')} edges)"
+        share = max(enough, left() / (len(cases) - index) - finish)
+        case_end = time.monotonic() + share
+        example = None
+        if settings.search_graphs > 0 and (row.get("graph_edges") or 0) > SEARCH_FIRST_EDGES:
+            # a small random graph that fails the same way is a far better start than a course graph
+            # of thousands of edges, whose candidates are slow and many: a third of the case looks
+            search_end = time.monotonic() + share / 3
+            example, _ = _search_within(cell, runner, provenance, settings, lambda: search_end - time.monotonic(),
+                                        enough, kinds=(row["status"],), shrink_left=lambda: case_end - time.monotonic())
+            if example is not None:
+                example.origin = f"a random small graph ({row['graph']}, which failed too, is larger)"
+        if example is None:
+            seconds = max(enough, min(settings.budget.seconds, case_end - time.monotonic()))
+            example = shrink_cell(cell, runner, provenance, graph.ordered[cell.ordering], row["status"],
+                                  budget=Budget(runs=settings.budget.runs, seconds=seconds),
+                                  tries=settings.tries if _flaky_hint(rows, method, sync) else 1, confirm=settings.confirm)
+            example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices, {row.get('graph_edges')} edges)"
         save(example, target)
         picture = draw(example, target)
         record["shrunk"].append({**example.summary(), "picture": picture.name if picture else None})
@@ -215,11 +244,13 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
         template = next((c for c in cells if c.method == method and c.sync == sync and c.rep >= 0), None)
         if template is None:
             continue
-        if left() < 1.0:
+        if left() < enough:
             record["skipped"].append({"method": method, "sync": sync, "why": "random search: out of time"})
             continue
-        until = time.monotonic() + max(1.0, left() / (len(right) - index) - FINISH_S)
-        example, tried = _search_within(template, runner, provenance, settings, lambda: until - time.monotonic())
+        # the confirming runs come only after a failure is found (rare): keep back the drawing alone
+        until = time.monotonic() + max(2 * enough, left() / (len(right) - index) - DRAW_S)
+        example, tried = _search_within(template, runner, provenance, settings, lambda: until - time.monotonic(),
+                                        enough)
         entry = {"method": method, "sync": sync, "graphs_tried": tried, "found": example is not None}
         if example is not None:
             example.origin = "a random small graph (every course graph was right)"
@@ -232,22 +263,28 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
     return record
 
 
-def _search_within(template, runner_settings, provenance: dict, settings: Settings, left) -> tuple:
+def _search_within(template, runner_settings, provenance: dict, settings: Settings, left, enough: float,
+                   kinds=FAILURE_KINDS, shrink_left=None) -> tuple:
+    """(the shrunk counterexample or None, graphs tried): small random graphs at the spec's
+    configurations while left() allows, the first that fails in one of `kinds` shrunk within
+    shrink_left() (default left())."""
+    shrink_left = shrink_left or left
     runner = CandidateRunner(template, runner_settings, provenance)
     tried = 0
     try:
         for index, (name, edges) in enumerate(search_graphs(settings.search_graphs)):
-            if left() < 1.0:
+            if left() < enough:
                 break
             bsize, bcount = SPEC_CONFIGS[index % len(SPEC_CONFIGS)]
             runner.cell = dataclasses.replace(template, bsize=bsize, bcount=bcount, rep=0, graph=name)
             graph = EdgeList.of(edges)
             status = runner(graph)
             tried += 1
-            if status in FAILURE_KINDS:
+            if status in kinds:
                 path = runner.write(graph)
                 try:
-                    case = Budget(runs=settings.budget.runs, seconds=max(1.0, min(settings.budget.seconds, left())))
+                    case = Budget(runs=settings.budget.runs,
+                                  seconds=max(enough, min(settings.budget.seconds, shrink_left())))
                     return shrink_cell(runner.cell, runner_settings, provenance, path, status, budget=case,
                                        tries=1, confirm=settings.confirm), tried
                 finally:

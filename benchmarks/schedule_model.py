@@ -1,0 +1,90 @@
+"""Issue 30's model: what grading's scheduler alone would give on 1, 2 and 4 GPUs.
+
+    python -m benchmarks.schedule_model            # ~1 minute on the CPU, no GPU needed
+
+The real SharedGpuPool / SpreadPool and `schedule.each_student` grade a class of sleep tasks,
+with fake GPU ids, at 1/SCALE of the H100's times: each student builds (BUILD_S), then submits
+its runs at once: half correctness runs (RUN_S, side by side), half timing runs (alone on the
+student's GPU); one student hangs on every run (TIMEOUT_S, status timeout, so its later timing
+runs are reclassified as `note_row` does). Sleeps overlap freely, so the model has no host-wide
+serial part: where the H100 falls short of it, the host's serial CUDA process starts are the
+difference (benchmarks.context_starts measures them).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grader.grading import schedule  # noqa: E402
+from grader.sweep.executors.shared import SharedGpuPool, SpreadPool  # noqa: E402
+
+SCALE = 0.1
+RUN_S, TIMEOUT_S, BUILD_S = 0.4, 5.0, 6.0
+PAIRS, CONFIGS = 9, 2          # benchmarks/grading-multigpu.toml: 9 (method, ordering, sync) x 2 configurations
+
+
+def sleep_run(task):
+    """A graded run's stand-in: (student, kind, pair, config, seconds)."""
+    student, kind, pair, config, seconds = task
+    began = time.time()
+    time.sleep(seconds)
+    return {"key": f"{student}:{kind}:{pair}:{config}", "start": began, "end": time.time(),
+            "status": "timeout" if student == "hang" else "ok"}, 0.0
+
+
+def grade_class(gpus: int, jobs: int, students: int, hang: bool) -> float:
+    """Model seconds to grade the class (wall / SCALE)."""
+    hung: set = set()
+    is_timing = lambda task: task[1] == "timing" and (task[0], task[2]) not in hung  # noqa: E731
+
+    def observe(task, row):
+        if row["status"] == "timeout":
+            hung.add((task[0], task[2]))
+
+    options = dict(is_timing=is_timing, observe=observe, free_mb=lambda: 80_000)
+    pool = SpreadPool(sleep_run, jobs, [str(g) for g in range(gpus)], **options) if gpus > 1 else \
+        SharedGpuPool(sleep_run, jobs, gpu="0", **options)
+    names = [f"s{i}" for i in range(students)] + (["hang"] if hang else []) + ["crash", "wrong"]
+
+    def grade_one(name):
+        time.sleep(BUILD_S * SCALE)
+        seconds = (TIMEOUT_S if name == "hang" else RUN_S) * SCALE
+        for pair in range(PAIRS):
+            for config in range(CONFIGS):
+                for kind in ("correctness", "timing"):
+                    pool.submit(f"{name}:{kind}:{pair}:{config}", (name, kind, pair, config, seconds))
+        return sum(1 for _ in pool.drain(wait=True))
+
+    began = time.monotonic()
+    try:
+        for _ in schedule.each_student(names, grade_one, jobs * gpus):
+            pass
+    finally:
+        pool.close()
+    return (time.monotonic() - began) / SCALE
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--counts", default="1,2,4")
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--students", type=int, default=16, help="CUDA students, beside a crashing, a wrong and "
+                                                                  "(unless --no-hang) a hanging one")
+    args = parser.parse_args(argv)
+    counts = [int(c) for c in args.counts.split(",")]
+    print("| hanging student | " + " | ".join(f"{c} GPU{'s' if c > 1 else ''}" for c in counts) + " |")
+    print("|---|" + "---|" * len(counts))
+    for hang in (True, False):
+        walls = [grade_class(c, args.jobs, args.students, hang) for c in counts]
+        cells = [f"{w:.0f} s" + (f" ({walls[0] / w:.2f}x)" if i else "") for i, w in enumerate(walls)]
+        print(f"| {'yes' if hang else 'no'} | " + " | ".join(cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
