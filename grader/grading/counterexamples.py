@@ -30,7 +30,7 @@ class Settings:
     search_graphs: int = 20            # random graphs per method the course graphs found right
     tries: int = 3                     # runs of a failing case to tell a race
     confirm: int = 4                   # runs of the final graph to say how often it fails
-    share: float = 0.22                # of the student's grading time so far, for the shrinking and the search:
+    share: float = 0.20                # of the student's grading time so far, for the shrinking and the search:
                                        # their hand-over, re-publishing and drawing take the rest of the
                                        # 25 % they may add (the CPU class added 26.7 % at 0.25: BENCHMARKS.md)
     floor_s: float = 0.0               # ... but never less (grading: none, the class's 25 % is the promise;
