@@ -6,14 +6,16 @@ The real SharedGpuPool / SpreadPool and `schedule.each_student` grade a class of
 with fake GPU ids, at 1/SCALE of the H100's times: each student builds (BUILD_S), then submits
 its runs at once: half correctness runs (RUN_S, side by side), half timing runs (alone on the
 student's GPU); one student hangs on every run (TIMEOUT_S, status timeout, so its later timing
-runs are reclassified as `note_row` does). Sleeps overlap freely, so the model has no host-wide
-serial part: where the H100 falls short of it, the host's serial CUDA process starts are the
-difference (benchmarks.context_starts measures them).
+runs are reclassified as `note_row` does). Sleeps overlap freely unless `--serial-start S`: then
+the first S seconds of every run hold one host-wide lock, as the H100 hosts' CUDA context
+creation does (~0.22 s a start whatever the GPU count: benchmarks.context_starts).
 """
 from __future__ import annotations
 
 import argparse
+import fcntl
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,15 +31,20 @@ PAIRS, CONFIGS = 9, 2          # benchmarks/grading-multigpu.toml: 9 (method, or
 
 
 def sleep_run(task):
-    """A graded run's stand-in: (student, kind, pair, config, seconds)."""
-    student, kind, pair, config, seconds = task
+    """A graded run's stand-in: (student, kind, pair, config, seconds, serial seconds, lock file)."""
+    student, kind, pair, config, seconds, serial_s, lock = task
     began = time.time()
-    time.sleep(seconds)
+    if serial_s > 0:
+        with open(lock, "a") as handle:      # the host-wide part of a start: one at a time
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            time.sleep(serial_s)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    time.sleep(max(0.0, seconds - serial_s))
     return {"key": f"{student}:{kind}:{pair}:{config}", "start": began, "end": time.time(),
             "status": "timeout" if student == "hang" else "ok"}, 0.0
 
 
-def grade_class(gpus: int, jobs: int, students: int, hang: bool) -> float:
+def grade_class(gpus: int, jobs: int, students: int, hang: bool, serial_s: float = 0.0) -> float:
     """Model seconds to grade the class (wall / SCALE)."""
     hung: set = set()
     is_timing = lambda task: task[1] == "timing" and (task[0], task[2]) not in hung  # noqa: E731
@@ -50,6 +57,7 @@ def grade_class(gpus: int, jobs: int, students: int, hang: bool) -> float:
     pool = SpreadPool(sleep_run, jobs, [str(g) for g in range(gpus)], **options) if gpus > 1 else \
         SharedGpuPool(sleep_run, jobs, gpu="0", **options)
     names = [f"s{i}" for i in range(students)] + (["hang"] if hang else []) + ["crash", "wrong"]
+    lock = tempfile.NamedTemporaryFile(prefix="schedule-model-", suffix=".lock")
 
     def grade_one(name):
         time.sleep(BUILD_S * SCALE)
@@ -57,7 +65,8 @@ def grade_class(gpus: int, jobs: int, students: int, hang: bool) -> float:
         for pair in range(PAIRS):
             for config in range(CONFIGS):
                 for kind in ("correctness", "timing"):
-                    pool.submit(f"{name}:{kind}:{pair}:{config}", (name, kind, pair, config, seconds))
+                    pool.submit(f"{name}:{kind}:{pair}:{config}",
+                                (name, kind, pair, config, seconds, serial_s * SCALE, lock.name))
         return sum(1 for _ in pool.drain(wait=True))
 
     began = time.monotonic()
@@ -66,6 +75,7 @@ def grade_class(gpus: int, jobs: int, students: int, hang: bool) -> float:
             pass
     finally:
         pool.close()
+        lock.close()
     return (time.monotonic() - began) / SCALE
 
 
@@ -75,12 +85,14 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--students", type=int, default=16, help="CUDA students, beside a crashing, a wrong and "
                                                                   "(unless --no-hang) a hanging one")
+    parser.add_argument("--serial-start", type=float, default=0.0, metavar="S",
+                        help="seconds of each run's start that the whole host does one at a time (H100: ~0.22)")
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.counts.split(",")]
     print("| hanging student | " + " | ".join(f"{c} GPU{'s' if c > 1 else ''}" for c in counts) + " |")
     print("|---|" + "---|" * len(counts))
     for hang in (True, False):
-        walls = [grade_class(c, args.jobs, args.students, hang) for c in counts]
+        walls = [grade_class(c, args.jobs, args.students, hang, args.serial_start) for c in counts]
         cells = [f"{w:.0f} s" + (f" ({walls[0] / w:.2f}x)" if i else "") for i, w in enumerate(walls)]
         print(f"| {'yes' if hang else 'no'} | " + " | ".join(cells) + " |", flush=True)
     return 0
