@@ -56,8 +56,8 @@ def prepare(config: Path, extra: list[str], limit_s: float) -> str:
     try:
         done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=limit_s)
     except subprocess.TimeoutExpired:
-        return f"not ready after {limit_s:.0f} s (the sweeps below pay the rest)"
-    return f"{done.stdout.strip() or '?'} s" + (f" ({done.stderr.strip()[-200:]})" if done.returncode else "")
+        return f"graphs not ready after {limit_s:.0f} s (the first sweep below pays the rest: its figures are upper bounds)"
+    return f"graphs ready in {done.stdout.strip() or '?'} s" + (f" ({done.stderr.strip()[-200:]})" if done.returncode else "")
 
 
 def sweep(config: Path, extra: list[str], cold: bool, results: Path, limit_s: float) -> tuple[float, bool, float]:
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         config = ROOT / config
         cells = total_cells(config, extra)
         ready = prepare(config, extra, prep_s * args.scale_limits)
-        print(f"sweep_speed: {name}: {cells} cells; graphs ready in {ready}", file=sys.stderr, flush=True)
+        print(f"sweep_speed: {name}: {cells} cells; {ready}", file=sys.stderr, flush=True)
         rows = {}
         for mode, limit in (("warm", warm_s), ("cold", cold_s)):
             results = folder / f"{name}-{mode}.jsonl"
