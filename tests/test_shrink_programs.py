@@ -239,3 +239,20 @@ def test_grade_shrinks_the_past_32_and_the_flaky_students_too(programs, tmp_path
             assert any(printed_by(programs[bug], saved, tmp_path) != expected for _ in range(tries))
             if bug == 3:
                 assert not entry["flaky"] and entry["failed"] == entry["tried"]
+
+
+def test_a_wrong_case_on_a_large_course_graph_starts_from_a_small_random_graph(programs, tmp_path):
+    """The CSR off-by-one fails the 300-edge course graph (over SEARCH_FIRST_EDGES) and many small
+    random graphs: its counterexample starts from one of those (a third of the case's budget looks)
+    and still reproduces; a course graph that small in edges is shrunk directly."""
+    import json
+    from grader.commands import grade
+    from grader.grading.counterexamples import SEARCH_FIRST_EDGES
+    subs, config = three_buggy_students(tmp_path, bugs=(0, 1))   # a right one: not every run wrong (exit 1)
+    assert edges_in(tmp_path / "g.txt") > SEARCH_FIRST_EDGES
+    out = tmp_path / "out"
+    assert grade.run([subs], out=out, config=config, quiet=True) == 0
+    [entry] = json.loads((out / "bug1" / "counterexamples.json").read_text())["shrunk"]
+    assert entry["origin"].startswith("a random small graph"), entry["origin"]
+    saved = out / "bug1" / "smallest" / "tpe-incore.txt"
+    assert edges_in(saved) <= 3 and printed_by(programs[1], saved, tmp_path) != expected_of(saved)
