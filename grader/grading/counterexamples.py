@@ -133,6 +133,7 @@ RECORD = "counterexamples.json"
 DRAW_S = 0.3
 UNKNOWN_RUN_S = 0.5      # a candidate's cost when no graded run gave an answer to measure it by
 SEARCH_FIRST_EDGES = 256  # a failing course graph larger than this: small random graphs are tried first
+TEST_NAME = "Smallest failing graphs"
 
 
 def candidate_seconds(rows: list[dict]) -> float:
@@ -141,7 +142,6 @@ def candidate_seconds(rows: list[dict]) -> float:
     ~0.03 s for a C one on the CPU). Budgets are counted in these, not in fixed seconds."""
     walls = [row["wall_s"] for row in rows if row.get("status") in ("ok", "wrong") and row.get("wall_s")]
     return min(walls) if walls else UNKNOWN_RUN_S
-TEST_NAME = "Smallest failing graphs"
 
 
 def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner, provenance: dict,
@@ -161,9 +161,8 @@ def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, gr
         return record
     # the budget runs from now, not from when a worker picks the job up: handing it over (and, with
     # more students than lanes, waiting for one) is part of what the student's counterexamples add
-    deadline = time.time() + max(settings.floor_s, settings.share * spent_s)
     arguments = dict(folder=folder, program_id=program_id, rows=rows, cells=cells, graphs=graphs, runner=runner,
-                     provenance=provenance, spent_s=spent_s, settings=settings, deadline=deadline)
+                     provenance=provenance, spent_s=spent_s, settings=settings, asked_at=time.time())
     try:
         if submit is not None:
             try:
@@ -190,16 +189,16 @@ def job(arguments: dict) -> dict:
 
 
 def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner,
-                 provenance: dict, spent_s: float, settings: Settings, deadline: float | None = None) -> dict:
+                 provenance: dict, spent_s: float, settings: Settings, asked_at: float | None = None) -> dict:
     """Shrink each failing (method, sync), then search random graphs for the ones found right, all
-    within max(floor_s, share x spent_s) seconds of `deadline - that budget` (when for_student was
-    asked: the hand-over counts, recorded as handed_over_s), each case an equal share of what is
+    within max(floor_s, share x spent_s) seconds of `asked_at` (when for_student was asked, a
+    time.time(): the hand-over counts, recorded as handed_over_s), each case an equal share of what is
     left; saved under folder/smallest/ and recorded in folder/counterexamples.json (keyed by the
     program's identity: a regrade of the same build keeps it)."""
     record_path = folder / RECORD
     began = time.monotonic()
     budget_s = max(settings.floor_s, settings.share * spent_s)
-    handed_over_s = max(0.0, time.time() - (deadline - budget_s)) if deadline is not None else 0.0
+    handed_over_s = max(0.0, time.time() - asked_at) if asked_at is not None else 0.0
     target = folder / "smallest"
     record = {"program_id": program_id, "budget_s": round(budget_s, 2), "handed_over_s": round(handed_over_s, 2),
               "shrunk": [], "search": [], "skipped": []}
