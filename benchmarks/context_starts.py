@@ -50,7 +50,12 @@ def build_probe(nvcc: str, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     source, binary = folder / "probe.cu", folder / "probe"
     source.write_text(PROBE_SOURCE)
-    subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", str(binary), str(source)], check=True)
+    try:
+        done = subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", str(binary), str(source)], capture_output=True, text=True)
+    except OSError as error:
+        raise SystemExit(f"benchmarks.context_starts: cannot run {nvcc}: {error.strerror} (--nvcc PATH)") from None
+    if done.returncode:
+        raise SystemExit(f"benchmarks.context_starts: {nvcc} failed on {source}: {done.stderr.strip()[-300:]}")
     os.chmod(folder, 0o755)
     os.chmod(binary, 0o755)
     return binary
