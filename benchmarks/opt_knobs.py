@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bsize", type=int, default=1024, help="threads per block (opt sizes the grid itself)")
     parser.add_argument("--tiles", type=_ints, default=[],
                         help="opt -tile sizes besides the default (off); 0 in the list is off")
+    parser.add_argument("--stage-kb", type=_ints, default=[],
+                        help="with --tiles: shared memory for a tile's staged intra edges, in KB, besides "
+                             "the default (sssp_gpu.methods.opt.TILE_STAGE_BYTES); 0: read from global")
     parser.add_argument("--model", action="store_true",
                         help="no timing: the tile scheme's rounds, splits and local steps from the numpy "
                              "model (tiles.solve_cpu) for each --tiles size x --fuse cap, any machine")
@@ -71,25 +74,29 @@ def main(argv: list[str] | None = None) -> int:
         expected = np.where(expected < 0, INF, expected)
         print(f"\n{key}: n={graph.n} m={graph.m} (generated and solved by scipy in "
               f"{time.perf_counter() - started:.1f} s)", flush=True)
-        default_share = opt.PULL_SHARE
-        settings = ([(None, None, default_share, 0)] + [(delta, None, default_share, 0) for delta in args.deltas]
-                    + [(None, fuse, default_share, 0) for fuse in args.fuse]
-                    + [(None, None, share, 0) for share in args.pull_shares]
-                    + [(delta, fuse, default_share, tile) for tile in args.tiles if tile
-                       for delta in [None] + args.deltas for fuse in [None] + args.fuse])
+        default_share, default_stage = opt.PULL_SHARE, opt.TILE_STAGE_BYTES
+        stages = [default_stage] + [kb * 1024 for kb in args.stage_kb if kb * 1024 != default_stage]
+        settings = ([(None, None, default_share, 0, default_stage)]
+                    + [(delta, None, default_share, 0, default_stage) for delta in args.deltas]
+                    + [(None, fuse, default_share, 0, default_stage) for fuse in args.fuse]
+                    + [(None, None, share, 0, default_stage) for share in args.pull_shares]
+                    + [(delta, fuse, default_share, tile, stage) for tile in args.tiles if tile
+                       for delta in [None] + args.deltas for fuse in [None] + args.fuse for stage in stages])
         for sync in args.syncs.split(","):
-            for delta, fuse, share, tile in settings:
+            for delta, fuse, share, tile, stage in settings:
                 opt.PULL_SHARE = share  # read when a solve builds its device state
+                opt.TILE_STAGE_BYTES = stage  # read when a tile solve sizes its shared memory
                 run = Run("opt", sync, False, args.bsize, 4, delta=delta, fuse=fuse, tile=tile)
                 solve(graph, run, device)
                 results = [solve(graph, run, device) for _ in range(args.repeats)]
                 wrong = sum(int(np.count_nonzero(r.dist != expected)) for r in results)
                 wrong_total += wrong
                 ms = statistics.median(r.computation_ms + r.filtering_ms for r in results)
-                print(f"  {sync:7s} delta={str(delta):5s} fuse={str(fuse):4s} pull=n/{share:<4d} tile={tile:<4d} {ms:8.3f} ms "
+                print(f"  {sync:7s} delta={str(delta):5s} fuse={str(fuse):4s} pull=n/{share:<4d} tile={tile:<4d} "
+                      f"stage={stage // 1024 if tile else '-'!s:>3s}K {ms:8.3f} ms "
                       f"rounds={results[0].rounds:5d} relax/edge={results[0].edges_processed / graph.m:.2f} "
                       f"wrong={wrong} | {'; '.join(results[0].notes)}", flush=True)
-        opt.PULL_SHARE = default_share
+        opt.PULL_SHARE, opt.TILE_STAGE_BYTES = default_share, default_stage
     return 1 if wrong_total else 0
 
 

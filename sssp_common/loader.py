@@ -28,10 +28,12 @@ import sys
 import stat as stat_module
 import warnings
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from .adler import adler32_of
 from .errors import InputError
 from .digest import file_identity
 from .files import cache_dir, forget_temporary, temporary_folder
@@ -414,9 +416,8 @@ _ARRAYS = ("src", "dst", "w")
 def _checksum(n: int, arrays) -> str:
     """Adler-32 over the vertex count and every array's bytes (fast: ~3 GB/s); it catches
     a damaged, truncated or replaced entry, not a forger."""
-    value = zlib.adler32(json.dumps([n] + [a.shape[0] for a in arrays]).encode())
-    for array in arrays:
-        value = zlib.adler32(memoryview(np.ascontiguousarray(array)).cast("B"), value)
+    header = json.dumps([n] + [a.shape[0] for a in arrays]).encode()
+    value = adler32_of([header] + [np.ascontiguousarray(array) for array in arrays])
     return f"{value:08x}"
 
 
@@ -425,7 +426,8 @@ def _read_cache(entry: Path, path: Path) -> Graph | None:
     try:
         meta = json.loads((entry / "meta.json").read_text())
         n, m = int(meta["n"]), int(meta["m"])
-        arrays = [np.load(entry / f"{name}.npy", allow_pickle=False) for name in _ARRAYS]
+        with ThreadPoolExecutor(max_workers=len(_ARRAYS)) as pool:  # reads release the GIL
+            arrays = list(pool.map(lambda name: np.load(entry / f"{name}.npy", allow_pickle=False), _ARRAYS))
         problem = None
         if not 0 < n <= INT32_MAX or m < 1:
             problem = f"counts out of range (n={n}, m={m})"

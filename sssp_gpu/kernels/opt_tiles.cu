@@ -27,7 +27,11 @@
 #include "opt_phases.cuh"
 
 // Dynamic shared memory per block (the host sizes it: methods/opt.py, _run_tiles_gpu):
-// tile_cap distances, then 4 flag bytes a vertex (two worklists, pending, expanded).
+// tile_cap distances, then 4 flag bytes a vertex (two worklists, pending, expanded), then the
+// staged intra-tile edges: tile_cap + 1 offsets, edge_cap weights, edge_cap 16-bit heads.
+// A tile whose intra edges fit edge_cap is stepped from shared memory alone (a step was ~1 us
+// with its edges read through L1/L2, BENCHMARKS.md); a larger one reads them from global
+// memory as before (edge_cap 0: never staged).
 
 __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q, long long* count) {
     if (atomicMax(&tstamp[t], round) < round) {
@@ -42,7 +46,7 @@ __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q
         const int *__restrict__ in_w, const int *__restrict__ out_ptr,                            \
         const int *__restrict__ out_head, const int *__restrict__ out_w, D *dist, int *dirty,     \
         long long *tpend, int *tstamp, int *tq0, int *tq1, int *outq, long long *ctrl,            \
-        long long delta, int tile_cap, int max_steps, int max_rounds
+        long long delta, int tile_cap, int max_steps, int max_rounds, int edge_cap
 
 // Phase A for tile t of round r (the whole block calls it; it begins and ends block-uniform).
 template <typename D>
@@ -50,7 +54,8 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
                               const unsigned short* __restrict__ in_head, const int* __restrict__ in_w,
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
                               int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
-                              int max_steps, D* sd, unsigned char* flags, int tile_cap, long long* s_min,
+                              int max_steps, D* sd, unsigned char* flags, int tile_cap, int* s_ptr,
+                              int* s_w, unsigned short* s_head, int edge_cap, long long* s_min,
                               int* s_left, int* s_any, long long& edges, long long& steps) {
     const int lane = threadIdx.x & 31;
     const int base = __ldg(&tile_ptr[t]);
@@ -71,6 +76,23 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
         expd[i] = 0;
         if (dv) dirty[base + i] = 0;
         mine |= now;
+    }
+    // Stage the tile's intra edges (block-uniform: every thread computes the same count).
+    const int e0 = __ldg(&in_ptr[base]);
+    const int staged_edges = __ldg(&in_ptr[base + len]) - e0;
+    const bool staged = staged_edges <= edge_cap;
+    const int* ptr = in_ptr + base;      // offsets into head/wgt: global ...
+    const unsigned short* head = in_head;
+    const int* wgt = in_w;
+    if (staged) {                        // ... or shared, from 0
+        for (int i = threadIdx.x; i <= len; i += blockDim.x) s_ptr[i] = __ldg(&in_ptr[base + i]) - e0;
+        for (int k = threadIdx.x; k < staged_edges; k += blockDim.x) {
+            s_head[k] = __ldg(&in_head[e0 + k]);
+            s_w[k] = __ldg(&in_w[e0 + k]);
+        }
+        ptr = s_ptr;
+        head = s_head;
+        wgt = s_w;
     }
     if (threadIdx.x == 0) {
         *s_min = 0x7fffffffffffffffLL;
@@ -98,10 +120,10 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
             // sd[i] < T here; other threads may lower it during this step: then they set nxt[i]
             // and it is expanded again next step (any value read is a path length)
             const D du = sd[i];
-            const int end = __ldg(&in_ptr[base + i + 1]);
-            for (int e = __ldg(&in_ptr[base + i]); e < end; ++e) {
-                const int h = __ldg(&in_head[e]);
-                const D nd = saturating_add(du, __ldg(&in_w[e]));
+            const int end = ptr[i + 1];  // shared (staged) or global: never written in the kernel
+            for (int e = ptr[i]; e < end; ++e) {
+                const int h = head[e];
+                const D nd = saturating_add(du, wgt[e]);
                 ++edges;
                 if (nd < atomicMin(&sd[h], nd)) {
                     if (nd < T) {
@@ -156,6 +178,9 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
     extern __shared__ long long tile_smem[];  // dynamic: tile_cap distances, then 4 x tile_cap flag bytes
     D* sd = reinterpret_cast<D*>(tile_smem);
     unsigned char* flags = reinterpret_cast<unsigned char*>(tile_smem) + tile_cap * (int)sizeof(D);
+    int* s_ptr = reinterpret_cast<int*>(flags + 4 * tile_cap);  // 4-aligned: tile_cap * (sizeof(D) + 4)
+    int* s_w = s_ptr + tile_cap + 1;
+    unsigned short* s_head = reinterpret_cast<unsigned short*>(s_w + edge_cap);
     __shared__ long long s_min, s_split;
     __shared__ int s_left, s_any[3];
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
@@ -200,7 +225,8 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         for (long long i = blockIdx.x; i < S; i += gridDim.x) {
             const int t = __ldcg(&tq[i]);
             tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next, outq,
-                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, &s_min, &s_left, s_any, edges, steps);
+                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, s_ptr, s_w, s_head, edge_cap, &s_min,
+                             &s_left, s_any, edges, steps);
         }
         if (leader) activations += S;
         grid_barrier(ctrl, target);

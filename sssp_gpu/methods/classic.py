@@ -31,7 +31,7 @@ def longest_path_bound(graph: Graph) -> int:
     """No shortest path weighs more than this (the bound distance_dtype uses)."""
     if graph.m == 0:
         return 0
-    return min((graph.n - 1) * int(graph.w.max()), int(graph.w.sum(dtype=np.int64)))
+    return min((graph.n - 1) * graph.w_max, graph.w_total)
 
 
 def key_shift(graph: Graph, low_values: int) -> int:
@@ -42,7 +42,7 @@ def key_shift(graph: Graph, low_values: int) -> int:
     Raises ValueError (one line) when a graph's weights leave no room.
     """
     shift = max(1, int(low_values - 1).bit_length())
-    top = longest_path_bound(graph) + (int(graph.w.max()) if graph.m else 0)
+    top = longest_path_bound(graph) + graph.w_max
     if top >= (1 << (62 - shift)):
         raise ValueError(f"distances up to {top} and {low_values} vertices do not fit one 64-bit "
                          f"(distance, vertex) key; use bmf, tpe or opt for this graph")
@@ -57,21 +57,35 @@ def csr_cpu(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return row_ptr, graph.dst[order], graph.w[order]
 
 
-def csr_gpu(graph: Graph):
-    """The same on the GPU: ``row_ptr`` (int32) and ``adj`` as (head, weight) int2 pairs."""
+def csr_gpu(graph: Graph, src=None, dst=None):
+    """The same on the GPU: ``row_ptr`` (int32) and ``adj`` as (head, weight) int2 pairs.
+
+    ``src``/``dst``: device copies of the edge arrays when the caller has them already (each
+    host array is copied to the GPU once per solve: at 69 M edges a copy is ~20-40 ms).
+    """
     import cupy
 
-    src = on_device(graph.src)
-    order = cupy.argsort(src)
+    src = on_device(graph.src) if src is None else src
+    dst = on_device(graph.dst) if dst is None else dst
+    order = None if is_sorted(src) else cupy.argsort(src)  # SNAP files come sorted by tail
     # searchsorted over the sorted tails, not bincount: cupy.bincount imports cupyx (and
     # SciPy), ~0.4 s of the run (BENCHMARKS.md, wall time)
-    tails = src[order]
+    tails = src if order is None else src[order]
     row_ptr = cupy.searchsorted(tails, cupy.arange(graph.n + 1, dtype=tails.dtype)).astype(np.int32)
-    del src, tails
+    del tails
     adj = cupy.empty((graph.m, 2), dtype=np.int32)
-    adj[:, 0] = on_device(graph.dst)[order]
-    adj[:, 1] = on_device(graph.w)[order]
+    adj[:, 0] = dst if order is None else dst[order]
+    if graph.equal_weights:
+        adj[:, 1] = graph.w_min  # no copy of m equal weights
+    else:
+        w = on_device(graph.w)
+        adj[:, 1] = w if order is None else w[order]
     return row_ptr, adj
+
+
+def is_sorted(keys) -> bool:
+    """Whether a device array is in non-decreasing order (then a stable sort would not move it)."""
+    return keys.shape[0] < 2 or bool((keys[1:] >= keys[:-1]).all())
 
 
 def out_edges(row_ptr: np.ndarray, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -108,7 +108,7 @@ def distance_dtype(graph: Graph) -> np.dtype:
     """
     if graph.m == 0:
         return np.dtype(np.int32)
-    longest = min((graph.n - 1) * int(graph.w.max()), int(graph.w.sum(dtype=np.int64)))
+    longest = min((graph.n - 1) * graph.w_max, graph.w_total)
     return np.dtype(np.int32) if longest < np.iinfo(np.int32).max else np.dtype(np.int64)
 
 

@@ -29,9 +29,9 @@ import numpy as np
 
 from sssp_common.graph import Graph
 from ..kernels import KERNEL_DIR
-from ..resident import on_device
+from ..resident import on_device, upload
 from ..timing import CpuTimer, GpuTimer
-from .classic import csr_cpu, csr_gpu, edges_in_ranges
+from .classic import csr_cpu, csr_gpu, edges_in_ranges, is_sorted
 from .common import Result, Run, distance_dtype, dtype_inf, to_result_dist
 from .host_loops import replay_until
 
@@ -85,10 +85,10 @@ def choose_delta(graph: Graph, run: Run, on_gpu: bool) -> int:
     """
     if run.delta is not None:
         return int(UNBOUNDED) if run.delta == 0 else int(run.delta)
-    if graph.m == 0 or int(graph.w.min()) == int(graph.w.max()):
+    if graph.m == 0 or graph.equal_weights:
         return int(UNBOUNDED)
     if on_gpu:
-        return max(1, 32 * int(graph.w.max()))
+        return max(1, 32 * graph.w_max)
     return work_efficient_delta(graph)
 
 
@@ -197,7 +197,8 @@ class _DeviceState:
         import cupy
 
         n = graph.n
-        self.row_ptr, self.adj = csr_gpu(graph)  # adj: int2 (head, weight) grouped by tail
+        src, dst = on_device(graph.src), on_device(graph.dst)  # each copied once
+        self.row_ptr, self.adj = csr_gpu(graph, src, dst)  # adj: int2 (head, weight) grouped by tail
         self.dist = cupy.full(n, dtype_inf(dtype), dtype=dtype)
         self.queues = [cupy.empty(max(n, 1), dtype=np.int32) for _ in range(4)]  # near0 near1 far0 far1
         self.chunks = cupy.empty((2 * (graph.m // CHUNK) + 2, 2), dtype=np.int32)
@@ -207,18 +208,19 @@ class _DeviceState:
         self.delta = np.int64(UNBOUNDED)
         self.n = np.int32(n)
         # equal weights: in-edges grouped by head for bottom-up rounds (w0 = 0 turns them off)
-        equal = graph.m > 0 and int(graph.w.min()) == int(graph.w.max()) and int(graph.w.min()) > 0
-        self.w0 = np.int32(int(graph.w[0]) if equal else 0)
+        equal = graph.equal_weights and graph.w_min > 0
+        self.w0 = np.int32(graph.w_min if equal else 0)
         self.pull_min = np.int64(max(1024, n // PULL_SHARE))
         if equal:
-            dst = on_device(graph.dst)
-            order = cupy.argsort(dst)
-            self.in_ptr = cupy.searchsorted(dst[order], cupy.arange(n + 1, dtype=dst.dtype)).astype(np.int32)
-            self.in_src = on_device(graph.src)[order]
+            order = None if is_sorted(dst) else cupy.argsort(dst)
+            heads = dst if order is None else dst[order]
+            self.in_ptr = cupy.searchsorted(heads, cupy.arange(n + 1, dtype=dst.dtype)).astype(np.int32)
+            self.in_src = src if order is None else src[order]  # read only, by the kernels
             self.fround = cupy.full(max(n, 1), -1, dtype=np.int32)
-            del dst, order
+            del heads, order
         else:
             self.in_ptr = self.in_src = self.fround = cupy.zeros(1, dtype=np.int32)
+        del src, dst
 
     def start(self, delta: int):
         """Distances and queues as they are before the first round (the source queued)."""
@@ -367,6 +369,33 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
                   _tile_notes(tiling, run, delta, stats.splits, stats.rounds, stats.activations, stats.steps))
 
 
+# Staging a tile's intra edges in shared memory (6 bytes an edge: weight and 16-bit head), up
+# to this many bytes a block; 0: never (their reads go through L1/L2). A 32 x 32 grid tile has
+# ~4k intra edges (24 KB).
+TILE_STAGE_BYTES = 96 * 1024
+DEFAULT_DYNAMIC_SHARED = 48 * 1024  # more needs the kernel's opt-in attribute
+STATIC_SHARED = 64                  # the kernel's own __shared__ variables (s_min, s_split, ...)
+
+
+def tile_shared_memory(tiling, dtype, limit: int) -> tuple[int, int]:
+    """(edge_cap, dynamic shared bytes) of opt_tiles_persistent for ``tiling``: the largest
+    tile's intra edges when they fit TILE_STAGE_BYTES and ``limit`` (the block's shared memory),
+    else as many as fit (bigger tiles read their edges from global memory)."""
+    fixed = tiling.size * (np.dtype(dtype).itemsize + 4) + 4 * (tiling.size + 1)  # distances, flags, offsets
+    per_tile = np.diff(tiling.in_ptr[tiling.tile_ptr]) if tiling.tiles else np.zeros(1, dtype=np.int64)
+    room = max(0, min(TILE_STAGE_BYTES, limit - STATIC_SHARED - fixed)) // 6
+    edge_cap = int(min(int(per_tile.max(initial=0)), room))
+    shared = fixed + 6 * edge_cap
+    return edge_cap, (shared + 7) // 8 * 8
+
+
+def _shared_limit() -> int:
+    import cupy
+
+    attributes = cupy.cuda.Device().attributes
+    return int(attributes.get("MaxSharedMemoryPerBlockOptin", DEFAULT_DYNAMIC_SHARED))
+
+
 def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     """One persistent cooperative kernel (kernels/opt_tiles.cu) for either -sync: its rounds
     need a grid barrier between the tile phase and the boundary phase."""
@@ -381,7 +410,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     n, count = graph.n, tiling.tiles
 
     def dev(array, dtype):
-        return cupy.asarray(array if array.shape[0] else np.zeros(1), dtype=dtype)
+        return upload(array if array.shape[0] else np.zeros(1), dtype)
 
     source = int(tiling.rank[0])
     home = int(tiling.tile_of[source])
@@ -400,14 +429,16 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     ctrl[C_NEAR] = 1
     ctrl = cupy.asarray(ctrl)
     kernel = kernels.kernel("opt_tiles", f"opt_tiles_persistent<{kernels.c_type(dtype)}>")
-    shared = tiling.size * (dtype.itemsize + 4)  # distances and 4 flag bytes a vertex
+    edge_cap, shared = tile_shared_memory(tiling, dtype, _shared_limit())
+    if shared > DEFAULT_DYNAMIC_SHARED:
+        kernel.max_dynamic_shared_size_bytes = shared
     blocks = _persistent_blocks(kernel, run.bsize, shared)
     guard = np.int32(min(max_rounds(graph), np.iinfo(np.int32).max - 1))
     args = (dev(tiling.tile_ptr, np.int32), dev(tiling.tile_of, np.int32), np.int32(count),
             dev(tiling.in_ptr, np.int32), dev(tiling.in_head, np.uint16), dev(tiling.in_w, np.int32),
             dev(tiling.out_ptr, np.int32), dev(tiling.out_head, np.int32), dev(tiling.out_w, np.int32),
             dist, dirty, tpend, tstamp, queues[0], queues[1], outq, ctrl, np.int64(delta),
-            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard)
+            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard, np.int32(edge_cap))
     timer = GpuTimer()
     with timer.region():
         kernel((blocks,), (run.bsize,), args, shared_mem=shared)
@@ -419,7 +450,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     rounds = int(state[C_ROUNDS])
     launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
               f"one persistent cooperative kernel, a block per tile of <= {tiling.size} vertices, "
-              f"{shared} bytes of shared memory each)")
+              f"{shared} bytes of shared memory each, intra-tile edges staged there up to {edge_cap} a tile)")
     notes = _tile_notes(tiling, run, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]))
     notes.append(f"grid barriers: {int(state[C_BARRIERS])}")
     new = to_result_dist(dist.get())

@@ -39,6 +39,7 @@ MIN_TILE, MAX_TILE = TILE_RANGE  # shared memory: a distance (8 B at most) and 4
 # the automatic choice below uses 32 and an explicit -tile keeps 16 unless -fuse says otherwise.
 DEFAULT_STEPS = 16
 AUTO_TILE, AUTO_STEPS = 1024, 32
+AUTO_STEPS_WEIGHTED = 16  # a weighted grid's step cap (cap 32: 3.96 ms, 16: 3.59 ms)
 STEPS_PER_VERTEX = 4
 LOCAL_SHARE = 0.5      # ids as given are "local" when this share of the edges stays inside tiles
 INF64 = np.iinfo(np.int64).max
@@ -113,16 +114,14 @@ def grid_columns(graph: Graph) -> int | None:
 
 def automatic(graph: Graph) -> tuple[int, int] | None:
     """(tile size, step cap) when opt should use tiles without being asked, else None: on the
-    H100 they won only on equal-weight grids (unit grid 700^2: 3.16 -> 1.77 ms), lost a little on
-    the weighted grid (3.83 -> 3.58-4.4 ms) and 3-5x on the road stand-in, whose highways leave
-    every tile many times (BENCHMARKS.md, issue 26)."""
+    H100, with each tile's edges staged in shared memory, they win on grids (unit 700^2: 3.16 ->
+    1.40 ms at cap 32; weighted: 3.83 -> 3.59 ms at cap 16) and lose 3-4x on the road stand-in,
+    whose highways leave every tile many times (BENCHMARKS.md, issue 26)."""
     if graph.m == 0 or graph.n < MIN_TILE:
         return None
     if grid_columns(graph) is None:   # first: its look at the first edges rejects most graphs at once
         return None
-    if graph.w.min() != graph.w.max():
-        return None
-    return AUTO_TILE, AUTO_STEPS
+    return AUTO_TILE, AUTO_STEPS if graph.equal_weights else AUTO_STEPS_WEIGHTED
 
 
 def block_shape(size: int, cols: int) -> tuple[int, int]:
