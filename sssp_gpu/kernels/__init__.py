@@ -64,86 +64,17 @@ def preload(method: str, sync: str) -> None:
         kernel(name, MODULES[name][0])
 
 
-OPTIONS = ("-std=c++17",)
-
-
-class Module:
-    """A compiled module whose kernels are looked up by name expression (``opt_persistent<int>``).
-
-    Why not only ``RawModule(name_expressions=...)``: CuPy then compiles with NVRTC in every
-    process, whatever its disk cache holds, because it needs NVRTC to tell it the mangled
-    names (on the H100: 0.4-1.2 s a module, in every ``./sssp`` run). The names depend on the
-    source alone, so the first compile's are kept beside CuPy's cache (:func:`names_file`); a
-    later process builds the module without name expressions, which CuPy loads from its disk
-    cache (~0.08 s), and asks for the kept names. If that cubin was built without the template
-    instantiations (CuPy's cache cleared, then filled by such a load), a name is missing and
-    the module is compiled with its expressions again.
-    """
-
-    def __init__(self, raw, names: dict | None):
-        self.raw, self.names = raw, names
-
-    def get_function(self, expression: str):
-        if self.names is None:
-            return self.raw.get_function(expression)
-        return self.raw.get_function(self.names[expression])
-
-
-def names_file(code: str, cooperative: bool):
-    import hashlib
-    import json
-
-    import cupy
-
-    from sssp_common.files import cache_dir
-
-    key = json.dumps([code, OPTIONS, cooperative, cupy.__version__, cupy.cuda.runtime.runtimeGetVersion(),
-                      cupy.cuda.Device().compute_capability])
-    return cache_dir("kernels") / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
-
-
-def _read_names(path, expressions) -> dict | None:
-    import json
-
-    try:
-        names = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(names, dict) or any(not isinstance(names.get(e), str) for e in expressions):
-        return None
-    return names
-
-
 @lru_cache(maxsize=None)
-def _module(name: str) -> Module:
-    import json
-
+def _module(name: str):
     import cupy
 
     filename, cooperative = SOURCES.get(name, (f"{name}.cu", False))
-    code, expressions = source(filename), MODULES[name]
-    path = names_file(code, cooperative)
-    names = _read_names(path, expressions)
-    if names is not None:
-        module = Module(cupy.RawModule(code=code, options=OPTIONS, enable_cooperative_groups=cooperative), names)
-        try:
-            for expression in expressions:
-                module.get_function(expression)
-            return module
-        except cupy.cuda.driver.CUDADriverError:  # a cubin without the instantiations: compile below
-            pass
-    raw = cupy.RawModule(code=code, options=OPTIONS, name_expressions=expressions,
-                         enable_cooperative_groups=cooperative)
-    raw.get_function(expressions[0])  # compiles
-    mapping = getattr(getattr(raw, "module", None), "mapping", None)
-    if isinstance(mapping, dict) and all(isinstance(mapping.get(e), str) for e in expressions):
-        from sssp_common.files import write_text_atomically
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomically(path, json.dumps({e: mapping[e] for e in expressions}))
-        except OSError:  # a read-only cache: every process compiles, as before
-            pass
-    return Module(raw, None)
+    return cupy.RawModule(
+        code=source(filename),
+        options=("-std=c++17",),
+        name_expressions=MODULES[name],
+        enable_cooperative_groups=cooperative,
+    )
 
 
 _INCLUDE = re.compile(r'^#include "([\w.]+)"[ \t]*$', re.MULTILINE)
