@@ -43,6 +43,8 @@ def _wants_device(argv: list) -> bool:
 
 if __name__ == "__main__":
     if _wants_device(sys.argv[1:]):
+        from sssp_gpu import early_context  # ctypes only: the context is made while CuPy imports
+        early_context.start()
         threading.Thread(target=_device_early, args=(sys.argv[1:],), daemon=True, name="device").start()
     if sys.argv[1:] == [SERVE_FLAG]:
         from sssp_gpu.serve import serve

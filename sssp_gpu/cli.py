@@ -41,8 +41,8 @@ usage: sssp -input FILE -bsize N -bcount N -output FILE METHOD -sync incore|outc
   -delta N         opt only: near-far bucket width (default: automatic; 0: unbounded, BFS-like rounds)
   -fuse N          opt only: block-local steps per thin round, bucket fusion (default 32; 0: off)
   -tile N          opt only: tile fixpoints in shared memory, tiles of N vertices (32..3072;
-                   0: off; default on the GPU: 1024 for equal-weight grids, else off); with it,
-                   -fuse N caps a tile's steps per round (default 16; 32 when opt chose tiles)
+                   0: off; default on the GPU: 1024 for grids, else off); with it,
+                   -fuse N caps a tile's steps per round (default 16; 32 when opt chose them for unit weights)
   -paths FILE      also write each vertex's predecessor on a shortest path, "<vertex>:<pred>"
                    ("-" for the source and unreachable); python -m sssp_gpu.paths prints a path
 
