@@ -12,9 +12,10 @@ import numpy as np
 
 from .files import atomic_writer
 from .graph import Graph
-from .textio import format_rows, write_pieces, write_rows
+from .textio import format_rows, text_workers, write_pieces, write_rows
 
-CHUNK = 1 << 20  # rows per formatted block: ~20 MB of text, ~60 MB of work arrays
+CHUNK = 1 << 18  # rows per formatted block: ~5 MB of text; smaller blocks stay in cache (2M distances:
+                 # 0.12 s in blocks of 1M rows, 0.10 s in blocks of 256k, one thread) and spread over more threads
 
 
 def write_edge_list(path, graph: Graph, header: str | None = None, weights: bool | None = None,
@@ -60,7 +61,7 @@ def write_distance_rows(stream, dist: np.ndarray, unreachable: np.ndarray, chunk
     """The rows in chunks, each with its own id column, so nothing is n long but the input.
 
     numpy releases the GIL inside the formatter, so chunks are formatted by up to
-    ``workers`` threads (default: up to 4 cores) and written in order; at most two chunks
+    ``workers`` threads (default: up to 8 cores) and written in order; at most two chunks
     per thread are in flight, so memory stays bounded.
     """
     total = dist.shape[0]
@@ -70,5 +71,5 @@ def write_distance_rows(stream, dist: np.ndarray, unreachable: np.ndarray, chunk
         ids = np.arange(start, stop, dtype=np.int64 if stop > 2**31 - 1 else np.int32)
         return format_rows([ids, dist[start:stop]], b":", {1: (unreachable[start:stop], word)})
 
-    workers = min(4, os.cpu_count() or 1) if workers is None else workers
+    workers = text_workers() if workers is None else workers
     write_pieces(stream, piece, range(0, total, chunk), workers)
