@@ -5,7 +5,6 @@ Both go through :mod:`.textio`'s vectorised integer formatter in bounded chunks,
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
