@@ -219,3 +219,17 @@ def test_mismatches_accepts_a_narrower_dtype():
     expected = np.array([0, 5, INF], dtype=np.int64)
     assert mismatches(np.array([0, 5, np.iinfo(np.int32).max], dtype=np.int32), expected) == 0
     assert mismatches(np.array([0, 4, 7], dtype=np.int64), expected) == 2
+
+
+def test_sweep_speed_compares_verdicts_and_counts_moved_rounds_apart(capsys):
+    from benchmarks.sweep_speed import same_verdicts
+
+    def row(rep, method="bmf", sync="incore", status="ok", distances="abc", rounds=5):
+        return {"graph": "g", "ordering": "given", "method": method, "sync": sync, "bsize": 256, "bcount": 8,
+                "rep": rep, "status": status, "distances": distances, "rounds": rounds}
+
+    warm = [row(0), row(1), row(2, method="opt"), row(3)]
+    cold = [row(0), row(1, rounds=6), row(2, method="opt", distances="xyz"), row(9)]
+    assert same_verdicts(warm, cold) == "2 of 3 same (rounds differ on 1: bmf incore)"
+    assert "warm and cold differ on g given opt incore 256 8 2" in capsys.readouterr().err
+    assert same_verdicts(warm, warm) == "4 of 4 same"
