@@ -119,7 +119,7 @@ def _model(args) -> int:
         for size in [t for t in args.tiles if t] or [1024]:
             tiling = tiles.build(graph, size)
             for delta in [None] + args.deltas:
-                width = opt.choose_delta(graph, Run("opt", delta=delta), on_gpu=True)
+                width = opt.choose_delta(graph, Run("opt", delta=delta), on_gpu=True, tiled=True)
                 for fuse in [None] + args.fuse:
                     _, st = tiles.solve_cpu(tiling, width, tiles.step_cap(size, fuse))
                     ms = (st.rounds * ROUND_US + st.steps * STEP_US + st.splits * SPLIT_US) / 1e3

@@ -123,6 +123,7 @@ def test_choose_delta():
         assert opt.choose_delta(unit, auto, on_gpu) >= opt.UNBOUNDED
     weighted = Graph.from_arrays([0, 0, 1, 1], [1, 2, 2, 3], [10, 30, 20, 20])  # mean 20, degree 2, max 30
     assert opt.choose_delta(weighted, auto, on_gpu=True) == 32 * 30
+    assert opt.choose_delta(weighted, auto, on_gpu=True, tiled=True) == 64 * 30
     assert opt.choose_delta(weighted, auto, on_gpu=False) == 32 * 20 // 2
     for on_gpu in (False, True):
         assert opt.choose_delta(weighted, Run("opt", delta=5), on_gpu) == 5

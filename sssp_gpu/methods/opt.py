@@ -69,7 +69,7 @@ C_TSTEPS, C_TACTIVE = CTRL["C_TSTEPS"], CTRL["C_TACTIVE"]
 PULL_SHARE = 64
 
 
-def choose_delta(graph: Graph, run: Run, on_gpu: bool) -> int:
+def choose_delta(graph: Graph, run: Run, on_gpu: bool, tiled: bool = False) -> int:
     """The near-far bucket width: ``run.delta`` when given (0: unbounded), else a rule.
 
     Equal weights: unbounded (every improved vertex is near; rounds are BFS levels and
@@ -80,6 +80,9 @@ def choose_delta(graph: Graph, run: Run, on_gpu: bool) -> int:
       trips each), hardly for the extra relaxations a wide bucket allows. On the H100
       (BENCHMARKS.md, "Bucket width") the weighted grid went from 5.5 to ~3.8 ms and weighted
       R-MAT from 2.05 to 1.39 ms, at 2-6 relaxations per edge instead of 2;
+    - with tile fixpoints on the GPU (``tiled``), ``64 x the largest weight``: a tile steps in
+      shared memory, so a wider bucket costs less than the rounds it saves (weighted grid,
+      tiles of 1024, cap 16: 3.61 ms at 32x, 3.35 ms at 64x, 3.96 ms at 16x; BENCHMARKS.md);
     - on the CPU, where every relaxation costs, Davidson et al.'s work-efficient
       ``32 x mean weight / mean out-degree`` (about a warp's worth of edges per bucket vertex).
     """
@@ -88,7 +91,7 @@ def choose_delta(graph: Graph, run: Run, on_gpu: bool) -> int:
     if graph.m == 0 or graph.equal_weights:
         return int(UNBOUNDED)
     if on_gpu:
-        return max(1, 32 * graph.w_max)
+        return max(1, (64 if tiled else 32) * graph.w_max)
     return work_efficient_delta(graph)
 
 
@@ -406,7 +409,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
 
     tiling = tiles.tiling_for(graph, run.tile_size)  # setup (untimed), like the CSR
     dtype = distance_dtype(graph)
-    delta = choose_delta(graph, run, on_gpu=True)
+    delta = choose_delta(graph, run, on_gpu=True, tiled=True)
     n, count = graph.n, tiling.tiles
 
     def dev(array, dtype):
