@@ -115,8 +115,9 @@ def grid_columns(graph: Graph) -> int | None:
 def automatic(graph: Graph) -> tuple[int, int] | None:
     """(tile size, step cap) when opt should use tiles without being asked, else None: on the
     H100, with each tile's edges staged in shared memory, they win on grids (unit 700^2: 3.16 ->
-    1.40 ms at cap 32; weighted: 3.83 -> 3.59 ms at cap 16) and lose 3-4x on the road stand-in,
-    whose highways leave every tile many times (BENCHMARKS.md, issue 26)."""
+    1.40 ms at cap 32; weighted: 3.83 -> 3.35 ms at cap 16, bucket 64x the largest weight) and
+    lose 3-4x on the road stand-in, whose highways leave every tile many times (BENCHMARKS.md,
+    issue 26)."""
     if graph.m == 0 or graph.n < MIN_TILE:
         return None
     if grid_columns(graph) is None:   # first: its look at the first edges rejects most graphs at once
