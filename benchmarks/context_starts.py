@@ -2,6 +2,7 @@
 
     python -m benchmarks.context_starts                 # every visible GPU; plain and jailed
     python -m benchmarks.context_starts --runs 64 --ways plain
+    python -m benchmarks.context_starts --ways plain,mps --per-gpu 1,4,8
 
 Grading starts one process per run (a student's program takes one input per process), and a
 CUDA process's context costs ~0.31 s, mostly serial in the driver (DESIGN.md). Whether that
@@ -10,8 +11,11 @@ CUDA C program (context, one allocation, one kernel, exit) is started `--runs` t
 setting, spread over G GPUs with P processes at a time on each (each lane's worker process has
 CUDA_VISIBLE_DEVICES set to its GPU, as grading's workers do). Ways: `plain` (a bare
 subprocess) and `jail` (grader.jail.runner.run_program with the uid-switching sandbox, the path
-every graded run takes; needs root and bwrap). If starts were per GPU, G GPUs would give G
-times the starts a second of one at the same P.
+every graded run takes; needs root and bwrap) and `mps` (bare subprocesses as clients of an MPS
+control daemon started for the setting, with pipe and log folders of its own; one uid, so an
+upper bound of what MPS could give a class, whose students each have their own uid and MPS
+serves one uid at a time). If starts were per GPU, G GPUs would give G times the starts a
+second of one at the same P.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -61,14 +66,33 @@ def build_probe(nvcc: str, folder: Path) -> Path:
     return binary
 
 
-def _use_gpu(gpu: str) -> None:
+def _use_gpu(gpu: str, extra_env: dict | None = None) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    os.environ.update(extra_env or {})
+
+
+@contextmanager
+def mps_daemon(folder: Path):
+    """An MPS control daemon with pipe and log folders under ``folder``; yields the clients' env."""
+    control = shutil.which("nvidia-cuda-mps-control") or "/usr/local/nvidia/bin/nvidia-cuda-mps-control"
+    env = {"CUDA_MPS_PIPE_DIRECTORY": str(folder / "pipe"), "CUDA_MPS_LOG_DIRECTORY": str(folder / "log")}
+    for path in env.values():
+        Path(path).mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run([control, "-d"], env={**os.environ, **env}, check=True, capture_output=True,
+                       stdin=subprocess.DEVNULL, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise SystemExit(f"benchmarks.context_starts: cannot start the MPS daemon ({control}): {error}") from None
+    try:
+        yield env
+    finally:
+        subprocess.run([control], input="quit\n", env={**os.environ, **env}, text=True, capture_output=True, timeout=30)
 
 
 def start_once(probe: str, way: str) -> float:
     """One process start, in a lane's worker; its wall seconds."""
     began = time.perf_counter()
-    if way == "plain":
+    if way in ("plain", "mps"):  # mps: the worker's environment names the daemon's pipe folder
         done = subprocess.run([probe], capture_output=True, text=True, timeout=60)
         if done.returncode != 0:
             raise RuntimeError(f"probe failed: {done.stdout}{done.stderr}")
@@ -81,9 +105,10 @@ def start_once(probe: str, way: str) -> float:
     return time.perf_counter() - began
 
 
-def measure(probe: str, way: str, gpus: list[str], per_gpu: int, runs: int) -> dict:
+def measure(probe: str, way: str, gpus: list[str], per_gpu: int, runs: int, extra_env: dict | None = None) -> dict:
     context = get_context("spawn")
-    pools = [ProcessPoolExecutor(per_gpu, mp_context=context, initializer=_use_gpu, initargs=(gpu,)) for gpu in gpus]
+    pools = [ProcessPoolExecutor(per_gpu, mp_context=context, initializer=_use_gpu, initargs=(gpu, extra_env))
+             for gpu in gpus]
     try:
         for pool in pools:   # warm-up: every worker spawned and one start done before the clock
             for future in [pool.submit(start_once, probe, way) for _ in range(per_gpu)]:
@@ -124,7 +149,11 @@ def main(argv=None) -> int:
         for per_gpu in (int(p) for p in args.per_gpu.split(",")):
             base = None
             for count in counts:
-                row = measure(probe, way, gpus[:count], per_gpu, args.runs)
+                if way == "mps":
+                    with mps_daemon(ROOT / "build" / "context-probe" / "mps") as env:
+                        row = measure(probe, way, gpus[:count], per_gpu, args.runs, env)
+                else:
+                    row = measure(probe, way, gpus[:count], per_gpu, args.runs)
                 base = base or row["starts_per_s"]
                 row["speedup"] = row["starts_per_s"] / base
                 rows.append(row)

@@ -233,3 +233,26 @@ def test_sweep_speed_compares_verdicts_and_counts_moved_rounds_apart(capsys):
     assert same_verdicts(warm, cold) == "2 of 3 same (rounds differ on 1: bmf incore)"
     assert "warm and cold differ on g given opt incore 256 8 2" in capsys.readouterr().err
     assert same_verdicts(warm, warm) == "4 of 4 same"
+
+
+def test_context_starts_runs_an_mps_daemon_of_its_own_and_stops_it(tmp_path, monkeypatch):
+    """A fake nvidia-cuda-mps-control records its calls: started with -d and the setting's own
+    pipe and log folders, stopped with "quit" on its input, even when the setting fails."""
+    from benchmarks import context_starts
+
+    calls = tmp_path / "calls"
+    fake = tmp_path / "bin" / "nvidia-cuda-mps-control"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$* pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY input=$(cat)" >> '
+                    f'{calls}\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    with pytest.raises(RuntimeError):
+        with context_starts.mps_daemon(tmp_path / "mps") as env:
+            assert env == {"CUDA_MPS_PIPE_DIRECTORY": str(tmp_path / "mps" / "pipe"),
+                           "CUDA_MPS_LOG_DIRECTORY": str(tmp_path / "mps" / "log")}
+            assert (tmp_path / "mps" / "pipe").is_dir()
+            raise RuntimeError("a setting that fails")
+    started, stopped = calls.read_text().splitlines()
+    assert started.startswith("-d pipe=") and str(tmp_path / "mps" / "pipe") in started
+    assert stopped.endswith("input=quit") and f"log={tmp_path / 'mps' / 'log'}" in stopped
