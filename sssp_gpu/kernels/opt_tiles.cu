@@ -26,18 +26,12 @@
 // the graph (never written) with __ldg.
 #include "opt_phases.cuh"
 
-// Dynamic shared memory per block (the host sizes it: methods/opt.py, tile_shared_memory):
-// tile_cap distances, tile_cap step stamps (int), tile_cap + 1 edge offsets, edge_cap weights,
-// edge_cap 16-bit heads, edge_cap 16-bit tails, then tile_cap "pending" and tile_cap "expanded"
-// bytes. A tile whose intra edges fit edge_cap is stepped from shared memory alone, a thread an
-// edge (a lane of a vertex-per-thread step walked its ~4 edges one after another: ~0.75 us a
-// step on the H100, BENCHMARKS.md); a larger one is stepped a thread a vertex, its edges read
-// from global memory (edge_cap 0: never staged).
-//
-// A vertex is expanded in step k when its stamp is k; an improvement below T stamps the head
-// k + 1. A vertex improved during the step it is expanded in may have some of its edges skipped
-// in that step (their threads read the new stamp): the new, smaller value expands them all in
-// step k + 1. Any distance read is a path length, so the fixpoint is the same.
+// Dynamic shared memory per block (the host sizes it: methods/opt.py, _run_tiles_gpu):
+// tile_cap distances, then 4 flag bytes a vertex (two worklists, pending, expanded), then the
+// staged intra-tile edges: tile_cap + 1 offsets, edge_cap weights, edge_cap 16-bit heads.
+// A tile whose intra edges fit edge_cap is stepped from shared memory alone (a step was ~1 us
+// with its edges read through L1/L2, BENCHMARKS.md); a larger one reads them from global
+// memory as before (edge_cap 0: never staged).
 
 __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q, long long* count) {
     if (atomicMax(&tstamp[t], round) < round) {
@@ -60,21 +54,24 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
                               const unsigned short* __restrict__ in_head, const int* __restrict__ in_w,
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
                               int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
-                              int max_steps, D* sd, int* mark, unsigned char* pend, unsigned char* expd,
-                              int* s_ptr, int* s_w, unsigned short* s_head, unsigned short* s_tail,
-                              int edge_cap, long long* s_min, int* s_left, int* s_any, long long& edges,
-                              long long& steps) {
+                              int max_steps, D* sd, unsigned char* flags, int tile_cap, int* s_ptr,
+                              int* s_w, unsigned short* s_head, int edge_cap, long long* s_min,
+                              int* s_left, int* s_any, long long& edges, long long& steps) {
     const int lane = threadIdx.x & 31;
     const int base = __ldg(&tile_ptr[t]);
     const int len = __ldg(&tile_ptr[t + 1]) - base;
-    // pend: improved at or above T, not expanded since; expd: expanded in this activation
+    unsigned char* cur = flags;
+    unsigned char* nxt = flags + tile_cap;
+    unsigned char* pend = flags + 2 * tile_cap;  // improved at or above T, not expanded since
+    unsigned char* expd = flags + 3 * tile_cap;  // expanded in this activation
     bool mine = false;
     for (int i = threadIdx.x; i < len; i += blockDim.x) {
         const D d = __ldcg(&dist[base + i]);
         const int dv = __ldcg(&dirty[base + i]);
         const bool now = dv != 0 && d < T;
         sd[i] = d;
-        mark[i] = now ? 0 : -1;
+        cur[i] = now;
+        nxt[i] = 0;
         pend[i] = dv != 0 && !now;
         expd[i] = 0;
         if (dv) dirty[base + i] = 0;
@@ -84,17 +81,18 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     const int e0 = __ldg(&in_ptr[base]);
     const int staged_edges = __ldg(&in_ptr[base + len]) - e0;
     const bool staged = staged_edges <= edge_cap;
-    if (staged) {
-        for (int i = threadIdx.x; i <= len; i += blockDim.x) {
-            const int from = __ldg(&in_ptr[base + i]);
-            s_ptr[i] = from - e0;
-            if (i < len)
-                for (int e = from, end = __ldg(&in_ptr[base + i + 1]); e < end; ++e) s_tail[e - e0] = i;
-        }
+    const int* ptr = in_ptr + base;      // offsets into head/wgt: global ...
+    const unsigned short* head = in_head;
+    const int* wgt = in_w;
+    if (staged) {                        // ... or shared, from 0
+        for (int i = threadIdx.x; i <= len; i += blockDim.x) s_ptr[i] = __ldg(&in_ptr[base + i]) - e0;
         for (int k = threadIdx.x; k < staged_edges; k += blockDim.x) {
             s_head[k] = __ldg(&in_head[e0 + k]);
             s_w[k] = __ldg(&in_w[e0 + k]);
         }
+        ptr = s_ptr;
+        head = s_head;
+        wgt = s_w;
     }
     if (threadIdx.x == 0) {
         *s_min = 0x7fffffffffffffffLL;
@@ -112,50 +110,36 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
         if (step == max_steps) break;  // block-uniform: work and step are
         const int slot = step % 3;
         if (threadIdx.x == 0) s_any[(step + 1) % 3] = 0;
+        ++step;
         bool queued = false;
         for (int i = threadIdx.x; i < len; i += blockDim.x) {
-            if (mark[i] != step) continue;
+            if (!cur[i]) continue;
+            cur[i] = 0;
             expd[i] = 1;
             pend[i] = 0;
-            if (staged) continue;  // its edges: the edge loop below
-            // sd[i] < T here; other threads may lower it during this step: then they stamp it
-            // step + 1 and it is expanded again (any value read is a path length)
+            // sd[i] < T here; other threads may lower it during this step: then they set nxt[i]
+            // and it is expanded again next step (any value read is a path length)
             const D du = sd[i];
-            const int end = __ldg(&in_ptr[base + i + 1]);
-            for (int e = __ldg(&in_ptr[base + i]); e < end; ++e) {
-                const int h = __ldg(&in_head[e]);
-                const D nd = saturating_add(du, __ldg(&in_w[e]));
+            const int end = ptr[i + 1];  // shared (staged) or global: never written in the kernel
+            for (int e = ptr[i]; e < end; ++e) {
+                const int h = head[e];
+                const D nd = saturating_add(du, wgt[e]);
                 ++edges;
                 if (nd < atomicMin(&sd[h], nd)) {
                     if (nd < T) {
-                        mark[h] = step + 1;
+                        nxt[h] = 1;
                         queued = true;
                     } else {
-                        pend[h] = 1;  // h's stamp is not step: stamped vertices hold values below T
+                        pend[h] = 1;  // h is not in cur (cur holds only values below T)
                     }
                 }
             }
         }
-        if (staged) {
-            for (int k = threadIdx.x; k < staged_edges; k += blockDim.x) {
-                const int u = s_tail[k];
-                if (mark[u] != step) continue;
-                const D nd = saturating_add(sd[u], s_w[k]);
-                const int h = s_head[k];
-                ++edges;
-                if (nd < atomicMin(&sd[h], nd)) {
-                    if (nd < T) {
-                        mark[h] = step + 1;
-                        queued = true;
-                    } else {
-                        pend[h] = 1;
-                    }
-                }
-            }
-        }
-        ++step;
         if (queued) s_any[slot] = 1;  // every writer writes 1
-        __syncthreads();  // the step's relaxations are done
+        __syncthreads();  // the step's relaxations are done; cur is all clear again
+        unsigned char* swap = cur;
+        cur = nxt;
+        nxt = swap;
         work = s_any[slot];
     }
     // write back; dirty what is left (step cap) or pending; boundary work to the out queue
@@ -168,7 +152,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
             const int v = base + i;
             const D d = sd[i];
             dist[v] = d;
-            const bool left = mark[i] == step;  // stamped for a step the cap did not let run
+            const bool left = cur[i] != 0;
             if (left || pend[i]) {
                 dirty[v] = 1;
                 least = min(least, (long long)d);
@@ -191,15 +175,12 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
 
 template <typename D>
 __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
-    extern __shared__ long long tile_smem[];  // dynamic: the layout at the top of this file
+    extern __shared__ long long tile_smem[];  // dynamic: tile_cap distances, then 4 x tile_cap flag bytes
     D* sd = reinterpret_cast<D*>(tile_smem);
-    int* mark = reinterpret_cast<int*>(sd + tile_cap);
-    int* s_ptr = mark + tile_cap;
+    unsigned char* flags = reinterpret_cast<unsigned char*>(tile_smem) + tile_cap * (int)sizeof(D);
+    int* s_ptr = reinterpret_cast<int*>(flags + 4 * tile_cap);  // 4-aligned: tile_cap * (sizeof(D) + 4)
     int* s_w = s_ptr + tile_cap + 1;
     unsigned short* s_head = reinterpret_cast<unsigned short*>(s_w + edge_cap);
-    unsigned short* s_tail = s_head + edge_cap;
-    unsigned char* pend = reinterpret_cast<unsigned char*>(s_tail + edge_cap);
-    unsigned char* expd = pend + tile_cap;
     __shared__ long long s_min, s_split;
     __shared__ int s_left, s_any[3];
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
@@ -244,8 +225,8 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         for (long long i = blockIdx.x; i < S; i += gridDim.x) {
             const int t = __ldcg(&tq[i]);
             tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next, outq,
-                             ctrl, t, r, T, max_steps, sd, mark, pend, expd, s_ptr, s_w, s_head, s_tail,
-                             edge_cap, &s_min, &s_left, s_any, edges, steps);
+                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, s_ptr, s_w, s_head, edge_cap, &s_min,
+                             &s_left, s_any, edges, steps);
         }
         if (leader) activations += S;
         grid_barrier(ctrl, target);

@@ -372,25 +372,23 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
                   _tile_notes(tiling, run, delta, stats.splits, stats.rounds, stats.activations, stats.steps))
 
 
-# Staging a tile's intra edges in shared memory (8 bytes an edge: weight, 16-bit head and
-# tail), up to this many bytes a block; 0: never (their reads go through L1/L2). A 32 x 32 grid
-# tile has ~4k intra edges (32 KB).
+# Staging a tile's intra edges in shared memory (6 bytes an edge: weight and 16-bit head), up
+# to this many bytes a block; 0: never (their reads go through L1/L2). A 32 x 32 grid tile has
+# ~4k intra edges (24 KB).
 TILE_STAGE_BYTES = 96 * 1024
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # more needs the kernel's opt-in attribute
 STATIC_SHARED = 64                  # the kernel's own __shared__ variables (s_min, s_split, ...)
-EDGE_BYTES = 8                      # a staged edge: weight, head, tail
 
 
 def tile_shared_memory(tiling, dtype, limit: int) -> tuple[int, int]:
     """(edge_cap, dynamic shared bytes) of opt_tiles_persistent for ``tiling``: the largest
     tile's intra edges when they fit TILE_STAGE_BYTES and ``limit`` (the block's shared memory),
     else as many as fit (bigger tiles read their edges from global memory)."""
-    # distances, step stamps, offsets, two flag bytes (kernels/opt_tiles.cu: the layout)
-    fixed = tiling.size * (np.dtype(dtype).itemsize + 4 + 2) + 4 * (tiling.size + 1)
+    fixed = tiling.size * (np.dtype(dtype).itemsize + 4) + 4 * (tiling.size + 1)  # distances, flags, offsets
     per_tile = np.diff(tiling.in_ptr[tiling.tile_ptr]) if tiling.tiles else np.zeros(1, dtype=np.int64)
-    room = max(0, min(TILE_STAGE_BYTES, limit - STATIC_SHARED - fixed)) // EDGE_BYTES
+    room = max(0, min(TILE_STAGE_BYTES, limit - STATIC_SHARED - fixed)) // 6
     edge_cap = int(min(int(per_tile.max(initial=0)), room))
-    shared = fixed + EDGE_BYTES * edge_cap
+    shared = fixed + 6 * edge_cap
     return edge_cap, (shared + 7) // 8 * 8
 
 
