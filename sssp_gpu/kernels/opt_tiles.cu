@@ -120,39 +120,19 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
             // sd[i] < T here; other threads may lower it during this step: then they set nxt[i]
             // and it is expanded again next step (any value read is a path length)
             const D du = sd[i];
-            // an improvement below T goes to the next step, one at or above it waits (h is not
-            // in cur: cur holds only values below T)
-            auto settle = [&](int h, D nd, D before) {
-                if (nd < before) {
+            const int end = ptr[i + 1];  // shared (staged) or global: never written in the kernel
+            for (int e = ptr[i]; e < end; ++e) {
+                const int h = head[e];
+                const D nd = saturating_add(du, wgt[e]);
+                ++edges;
+                if (nd < atomicMin(&sd[h], nd)) {
                     if (nd < T) {
                         nxt[h] = 1;
                         queued = true;
                     } else {
-                        pend[h] = 1;
+                        pend[h] = 1;  // h is not in cur (cur holds only values below T)
                     }
                 }
-            };
-            int e = ptr[i];
-            const int end = ptr[i + 1];  // shared (staged) or global: never written in the kernel
-            // Four edges at a time, their loads first and their atomics back to back, so that
-            // they are in flight together (one after another they made a ~0.75 us step).
-            for (; e + 4 <= end; e += 4) {
-                const int h0 = head[e], h1 = head[e + 1], h2 = head[e + 2], h3 = head[e + 3];
-                const D n0 = saturating_add(du, wgt[e]), n1 = saturating_add(du, wgt[e + 1]);
-                const D n2 = saturating_add(du, wgt[e + 2]), n3 = saturating_add(du, wgt[e + 3]);
-                const D b0 = atomicMin(&sd[h0], n0), b1 = atomicMin(&sd[h1], n1);
-                const D b2 = atomicMin(&sd[h2], n2), b3 = atomicMin(&sd[h3], n3);
-                edges += 4;
-                settle(h0, n0, b0);
-                settle(h1, n1, b1);
-                settle(h2, n2, b2);
-                settle(h3, n3, b3);
-            }
-            for (; e < end; ++e) {
-                const int h = head[e];
-                const D nd = saturating_add(du, wgt[e]);
-                ++edges;
-                settle(h, nd, atomicMin(&sd[h], nd));
             }
         }
         if (queued) s_any[slot] = 1;  // every writer writes 1
