@@ -236,14 +236,14 @@ def test_staging_takes_the_largest_tile_when_it_fits_and_never_more_than_asked(m
 
     tiling = tiles.tiling_for(GRAPHS["grid-w"], 1024)
     largest = int(np.diff(tiling.in_ptr[tiling.tile_ptr]).max())
-    fixed = 1024 * (4 + 4 + 2) + 4 * 1025   # distances, stamps, two flag bytes; offsets
+    fixed = 1024 * 8 + 4 * 1025
     cap, shared = opt.tile_shared_memory(tiling, np.int32, 227 * 1024)
     assert cap == largest and shared >= fixed + 6 * largest and shared % 8 == 0
-    # a small block: as many edges as fit beside the distances, stamps, flags and offsets
+    # a small block: as many edges as fit beside the distances, flags and offsets
     cap, shared = opt.tile_shared_memory(tiling, np.int32, fixed + opt.STATIC_SHARED + 600)
     assert cap == 100 and shared <= fixed + opt.STATIC_SHARED + 600
     monkeypatch.setattr(opt, "TILE_STAGE_BYTES", 0)
-    assert opt.tile_shared_memory(tiling, np.int64, 227 * 1024) == (0, 1024 * 14 + 4 * 1025 + 4)
+    assert opt.tile_shared_memory(tiling, np.int64, 227 * 1024) == (0, 1024 * 12 + 4 * 1025 + 4)
 
 
 @pytest.mark.gpu

@@ -26,21 +26,12 @@
 // the graph (never written) with __ldg.
 #include "opt_phases.cuh"
 
-// Dynamic shared memory per block (the host sizes it: methods/opt.py, tile_shared_memory):
-// tile_cap distances, tile_cap step stamps (int), then the staged intra-tile edges (tile_cap + 1
-// offsets, edge_cap weights, edge_cap 16-bit heads), then tile_cap "pending" and tile_cap
-// "expanded" bytes. A tile whose intra edges fit edge_cap steps from shared memory alone; a
-// larger one reads them from global memory (edge_cap 0: never staged).
-//
-// Steps. A vertex is expanded in step k when its stamp is k; an improvement below T stamps the
-// head k + 1 (atomicExch: the one thread that changes the stamp also appends the head to step
-// k + 1's list, so a list holds each vertex once; past LIST_MAX entries only the stamps count).
-// A step whose list holds at most LIST_MAX vertices is run by warp 0 alone, a lane a vertex, with
-// __syncwarp between steps: Nsight Compute found 85% of a block step's stall cycles at its
-// __syncthreads of 32 warps while one or two worked (BENCHMARKS.md). A larger step is run by the
-// whole block, each thread testing its vertices' stamps. A vertex improved in the step that
-// expands it is stamped again and expanded again in the next (any value read is a path length).
-#define LIST_MAX 32
+// Dynamic shared memory per block (the host sizes it: methods/opt.py, _run_tiles_gpu):
+// tile_cap distances, then 4 flag bytes a vertex (two worklists, pending, expanded), then the
+// staged intra-tile edges: tile_cap + 1 offsets, edge_cap weights, edge_cap 16-bit heads.
+// A tile whose intra edges fit edge_cap is stepped from shared memory alone (a step was ~1 us
+// with its edges read through L1/L2, BENCHMARKS.md); a larger one reads them from global
+// memory as before (edge_cap 0: never staged).
 
 __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q, long long* count) {
     if (atomicMax(&tstamp[t], round) < round) {
@@ -63,21 +54,24 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
                               const unsigned short* __restrict__ in_head, const int* __restrict__ in_w,
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
                               int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
-                              int max_steps, D* sd, int* mark, unsigned char* pend, unsigned char* expd,
-                              int* s_ptr, int* s_w, unsigned short* s_head, int edge_cap, long long* s_min,
-                              int* s_left, int* s_cnt, int (*s_list)[LIST_MAX], int* s_mode,
-                              long long& edges, long long& steps) {
+                              int max_steps, D* sd, unsigned char* flags, int tile_cap, int* s_ptr,
+                              int* s_w, unsigned short* s_head, int edge_cap, long long* s_min,
+                              int* s_left, int* s_any, long long& edges, long long& steps) {
     const int lane = threadIdx.x & 31;
     const int base = __ldg(&tile_ptr[t]);
     const int len = __ldg(&tile_ptr[t + 1]) - base;
-    // pend: improved at or above T, not expanded since; expd: expanded in this activation
+    unsigned char* cur = flags;
+    unsigned char* nxt = flags + tile_cap;
+    unsigned char* pend = flags + 2 * tile_cap;  // improved at or above T, not expanded since
+    unsigned char* expd = flags + 3 * tile_cap;  // expanded in this activation
     bool mine = false;
     for (int i = threadIdx.x; i < len; i += blockDim.x) {
         const D d = __ldcg(&dist[base + i]);
         const int dv = __ldcg(&dirty[base + i]);
         const bool now = dv != 0 && d < T;
         sd[i] = d;
-        mark[i] = now ? 0 : -1;
+        cur[i] = now;
+        nxt[i] = 0;
         pend[i] = dv != 0 && !now;
         expd[i] = 0;
         if (dv) dirty[base + i] = 0;
@@ -103,73 +97,50 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     if (threadIdx.x == 0) {
         *s_min = 0x7fffffffffffffffLL;
         *s_left = 0;
-        s_cnt[0] = s_cnt[1] = s_cnt[2] = 0;
+        s_any[0] = 0;
     }
     // a barrier (every load above done) and "does any vertex need expanding?"
-    const int work = __syncthreads_or(mine);
-    // Step k appends to slot (k + 1) % 3 and clears slot (k + 2) % 3, which step k - 1 read
-    // before the barrier (or __syncwarp) that ended it; its next writers come after this step's.
+    int work = __syncthreads_or(mine);
     int step = 0;
-    int count = work ? 0x7fffffff : 0;  // step 0's list size is not known: a block step first
-    // Relax u's intra edges from du; improvements below T stamped and listed for step k + 1.
-    auto expand = [&](int u, D du, int k) {
-        const int end = ptr[u + 1];  // shared (staged) or global: never written in the kernel
-        for (int e = ptr[u]; e < end; ++e) {
-            const int h = head[e];
-            const D nd = saturating_add(du, wgt[e]);
-            ++edges;
-            if (nd < atomicMin(&sd[h], nd)) {
-                if (nd < T) {
-                    if (atomicExch(&mark[h], k + 1) != k + 1) {
-                        const int at = atomicAdd(&s_cnt[(k + 1) % 3], 1);
-                        if (at < LIST_MAX) s_list[(k + 1) % 3][at] = h;
-                    }
-                } else {
-                    pend[h] = 1;  // h's stamp is not k: stamped vertices hold values below T
-                }
-            }
-        }
-    };
-    while (count > 0 && step < max_steps) {  // block-uniform: count and step are
-        if (count <= LIST_MAX) {
-            if (threadIdx.x < 32) {  // warp 0 alone, a lane a listed vertex, while lists stay small
-                int k = step, n = count;
-                while (n > 0 && n <= LIST_MAX && k < max_steps) {
-                    if (lane == 0) s_cnt[(k + 2) % 3] = 0;
-                    if (lane < n) {
-                        const int u = s_list[k % 3][lane];
-                        if (mark[u] == k) {  // else stamped k + 1 meanwhile: expanded next step
-                            expd[u] = 1;
-                            pend[u] = 0;
-                            expand(u, sd[u], k);
-                        }
-                    }
-                    __syncwarp();
-                    n = *(volatile int*)&s_cnt[(k + 1) % 3];
-                    ++k;
-                    __syncwarp();  // every lane read n before lane 0 clears the next slot
-                }
-                if (lane == 0) {
-                    s_mode[0] = k;
-                    s_mode[1] = n;
-                }
-            }
-            __syncthreads();
-            step = s_mode[0];
-            count = s_mode[1];
-            continue;  // the next phase is a block step or the end: s_mode is not written before
-                       // another __syncthreads
-        }
-        if (threadIdx.x == 0) s_cnt[(step + 2) % 3] = 0;
+    // One __syncthreads a step: step k raises s_any[k % 3] when it queues a vertex for step k+1,
+    // and everyone reads it after the step's barrier. Thread 0 clears s_any[(k+1) % 3] during
+    // step k: its readers read it before the previous barrier, its writers (step k+1) write
+    // after this one.
+    while (work) {
+        if (step == max_steps) break;  // block-uniform: work and step are
+        const int slot = step % 3;
+        if (threadIdx.x == 0) s_any[(step + 1) % 3] = 0;
+        ++step;
+        bool queued = false;
         for (int i = threadIdx.x; i < len; i += blockDim.x) {
-            if (mark[i] != step) continue;
+            if (!cur[i]) continue;
+            cur[i] = 0;
             expd[i] = 1;
             pend[i] = 0;
-            expand(i, sd[i], step);
+            // sd[i] < T here; other threads may lower it during this step: then they set nxt[i]
+            // and it is expanded again next step (any value read is a path length)
+            const D du = sd[i];
+            const int end = ptr[i + 1];  // shared (staged) or global: never written in the kernel
+            for (int e = ptr[i]; e < end; ++e) {
+                const int h = head[e];
+                const D nd = saturating_add(du, wgt[e]);
+                ++edges;
+                if (nd < atomicMin(&sd[h], nd)) {
+                    if (nd < T) {
+                        nxt[h] = 1;
+                        queued = true;
+                    } else {
+                        pend[h] = 1;  // h is not in cur (cur holds only values below T)
+                    }
+                }
+            }
         }
-        __syncthreads();  // the step's relaxations and appends are done
-        count = s_cnt[(step + 1) % 3];
-        ++step;
+        if (queued) s_any[slot] = 1;  // every writer writes 1
+        __syncthreads();  // the step's relaxations are done; cur is all clear again
+        unsigned char* swap = cur;
+        cur = nxt;
+        nxt = swap;
+        work = s_any[slot];
     }
     // write back; dirty what is left (step cap) or pending; boundary work to the out queue
     long long least = 0x7fffffffffffffffLL;
@@ -181,7 +152,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
             const int v = base + i;
             const D d = sd[i];
             dist[v] = d;
-            const bool left = mark[i] == step;  // stamped for a step the cap did not let run
+            const bool left = cur[i] != 0;
             if (left || pend[i]) {
                 dirty[v] = 1;
                 least = min(least, (long long)d);
@@ -204,17 +175,14 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
 
 template <typename D>
 __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
-    extern __shared__ long long tile_smem[];  // dynamic: the layout at the top of this file
+    extern __shared__ long long tile_smem[];  // dynamic: tile_cap distances, then 4 x tile_cap flag bytes
     D* sd = reinterpret_cast<D*>(tile_smem);
-    int* mark = reinterpret_cast<int*>(sd + tile_cap);
-    int* s_ptr = mark + tile_cap;
+    unsigned char* flags = reinterpret_cast<unsigned char*>(tile_smem) + tile_cap * (int)sizeof(D);
+    int* s_ptr = reinterpret_cast<int*>(flags + 4 * tile_cap);  // 4-aligned: tile_cap * (sizeof(D) + 4)
     int* s_w = s_ptr + tile_cap + 1;
     unsigned short* s_head = reinterpret_cast<unsigned short*>(s_w + edge_cap);
-    unsigned char* pend = reinterpret_cast<unsigned char*>(s_head + edge_cap);
-    unsigned char* expd = pend + tile_cap;
     __shared__ long long s_min, s_split;
-    __shared__ int s_left, s_cnt[3], s_mode[2];
-    __shared__ int s_list[3][LIST_MAX];
+    __shared__ int s_left, s_any[3];
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
@@ -257,8 +225,8 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         for (long long i = blockIdx.x; i < S; i += gridDim.x) {
             const int t = __ldcg(&tq[i]);
             tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next, outq,
-                             ctrl, t, r, T, max_steps, sd, mark, pend, expd, s_ptr, s_w, s_head, edge_cap,
-                             &s_min, &s_left, s_cnt, s_list, s_mode, edges, steps);
+                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, s_ptr, s_w, s_head, edge_cap, &s_min,
+                             &s_left, s_any, edges, steps);
         }
         if (leader) activations += S;
         grid_barrier(ctrl, target);

@@ -377,15 +377,14 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
 # ~4k intra edges (24 KB).
 TILE_STAGE_BYTES = 96 * 1024
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # more needs the kernel's opt-in attribute
-STATIC_SHARED = 512                 # the kernel's own __shared__ variables (s_min, the step lists, ...)
+STATIC_SHARED = 64                  # the kernel's own __shared__ variables (s_min, s_split, ...)
 
 
 def tile_shared_memory(tiling, dtype, limit: int) -> tuple[int, int]:
     """(edge_cap, dynamic shared bytes) of opt_tiles_persistent for ``tiling``: the largest
     tile's intra edges when they fit TILE_STAGE_BYTES and ``limit`` (the block's shared memory),
     else as many as fit (bigger tiles read their edges from global memory)."""
-    # distances, step stamps, two flag bytes a vertex, offsets (kernels/opt_tiles.cu: the layout)
-    fixed = tiling.size * (np.dtype(dtype).itemsize + 4 + 2) + 4 * (tiling.size + 1)
+    fixed = tiling.size * (np.dtype(dtype).itemsize + 4) + 4 * (tiling.size + 1)  # distances, flags, offsets
     per_tile = np.diff(tiling.in_ptr[tiling.tile_ptr]) if tiling.tiles else np.zeros(1, dtype=np.int64)
     room = max(0, min(TILE_STAGE_BYTES, limit - STATIC_SHARED - fixed)) // 6
     edge_cap = int(min(int(per_tile.max(initial=0)), room))
