@@ -56,8 +56,12 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
                               int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
                               int max_steps, D* sd, unsigned char* flags, int tile_cap, int* s_ptr,
                               int* s_w, unsigned short* s_head, int edge_cap, long long* s_min,
-                              int* s_left, int* s_any, long long& edges, long long& steps) {
+                              int* s_left, int* s_any, long long& edges, long long& steps,
+                              long long* s_ns) {
     const int lane = threadIdx.x & 31;
+    // the phase times, on thread 0's clock, kept in shared memory (s_ns[3..5]: this activation's
+    // start, end of loads, end of steps; s_ns[0..2]: the block's sums), not in registers
+    if (threadIdx.x == 0) s_ns[3] = global_ns();
     const int base = __ldg(&tile_ptr[t]);
     const int len = __ldg(&tile_ptr[t + 1]) - base;
     unsigned char* cur = flags;
@@ -101,6 +105,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     }
     // a barrier (every load above done) and "does any vertex need expanding?"
     int work = __syncthreads_or(mine);
+    if (threadIdx.x == 0) s_ns[4] = global_ns();
     int step = 0;
     // One __syncthreads a step: step k raises s_any[k % 3] when it queues a vertex for step k+1,
     // and everyone reads it after the step's barrier. Thread 0 clears s_any[(k+1) % 3] during
@@ -142,6 +147,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
         nxt = swap;
         work = s_any[slot];
     }
+    if (threadIdx.x == 0) s_ns[5] = global_ns();
     // write back; dirty what is left (step cap) or pending; boundary work to the out queue
     long long least = 0x7fffffffffffffffLL;
     bool left_any = false;
@@ -169,6 +175,11 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
         tpend[t] = *s_min;  // phase A: only this block writes tpend[t]
         if (*s_left) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
         steps += step;
+        const long long done = global_ns();
+        s_ns[0] += s_ns[4] - s_ns[3];
+        s_ns[1] += s_ns[5] - s_ns[4];
+        s_ns[2] += done - s_ns[5];
+        atomicMax(&ctrl[C_TSLOW], done - s_ns[3]);
     }
     __syncthreads();  // shared memory is reused by the block's next tile
 }
@@ -188,6 +199,9 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
     const long long nthreads = (long long)gridDim.x * blockDim.x;
     unsigned long long target = 0;
     long long edges = 0, scanned = 0, barriers = 0, splits = 0, split_ns = 0, steps = 0, activations = 0;
+    long long critical_ns = 0;  // the leader's: sum over rounds of the slowest activation
+    __shared__ long long s_ns[6];
+    if (threadIdx.x == 0) s_ns[0] = s_ns[1] = s_ns[2] = 0;  // read and written by thread 0 only
     int r = 0;
     D T = threshold_after<D>(0, delta);
     while (true) {
@@ -226,10 +240,14 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
             const int t = __ldcg(&tq[i]);
             tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next, outq,
                              ctrl, t, r, T, max_steps, sd, flags, tile_cap, s_ptr, s_w, s_head, edge_cap, &s_min,
-                             &s_left, s_any, edges, steps);
+                             &s_left, s_any, edges, steps, s_ns);
         }
         if (leader) activations += S;
         grid_barrier(ctrl, target);
+        if (leader) {  // nobody writes C_TSLOW again before the next barrier
+            critical_ns += ldcg64(&ctrl[C_TSLOW]);
+            ctrl[C_TSLOW] = 0;
+        }
         // phase B: the boundary edges of the vertices expanded in phase A
         const long long Q = ldcg64(&ctrl[C_OUTQ + r % 3]);
         for (long long i = tid; i < Q; i += nthreads) {
@@ -257,7 +275,10 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         }
     }
     flush_stats(ctrl, edges, scanned);
-    if (threadIdx.x == 0 && steps) atomicAdd((unsigned long long*)&ctrl[C_TSTEPS], (unsigned long long)steps);
+    if (threadIdx.x == 0 && steps) {
+        atomicAdd((unsigned long long*)&ctrl[C_TSTEPS], (unsigned long long)steps);
+        for (int k = 0; k < 3; ++k) atomicAdd((unsigned long long*)&ctrl[C_TLOAD + k], (unsigned long long)s_ns[k]);
+    }
     if (leader) {
         ctrl[C_ROUNDS] = r;
         ctrl[C_SPLITS] = splits;
@@ -265,5 +286,6 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         ctrl[C_T] = (long long)T;
         ctrl[C_SPLIT_NS] = split_ns;
         ctrl[C_TACTIVE] = activations;
+        ctrl[C_TCRIT] = critical_ns;
     }
 }

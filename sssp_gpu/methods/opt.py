@@ -59,6 +59,7 @@ C_EDGES, C_SCANNED, C_ROUNDS, C_SPLITS = CTRL["C_EDGES"], CTRL["C_SCANNED"], CTR
 C_BARRIERS, C_ERROR, C_SPLIT_NS, MODE_DONE = CTRL["C_BARRIERS"], CTRL["C_ERROR"], CTRL["C_SPLIT_NS"], CTRL["MODE_DONE"]
 C_FMIN, C_PULLS = CTRL["C_FMIN"], CTRL["C_PULLS"]
 C_TSTEPS, C_TACTIVE = CTRL["C_TSTEPS"], CTRL["C_TACTIVE"]
+C_TLOAD, C_TSTEPNS, C_TWRITE, C_TCRIT = CTRL["C_TLOAD"], CTRL["C_TSTEPNS"], CTRL["C_TWRITE"], CTRL["C_TCRIT"]
 # Bottom-up rounds (equal weights): when round r's near queue holds more than n / PULL_SHARE
 # vertices (and is not smaller than the last: top-down again once it shrinks), each vertex
 # looks for a queued in-neighbour instead (direction-optimizing BFS). n/64 (was n/32) also
@@ -377,7 +378,7 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
 # ~4k intra edges (24 KB).
 TILE_STAGE_BYTES = 96 * 1024
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # more needs the kernel's opt-in attribute
-STATIC_SHARED = 64                  # the kernel's own __shared__ variables (s_min, s_split, ...)
+STATIC_SHARED = 128                 # the kernel's own __shared__ variables (s_min, s_ns, ...)
 
 
 def tile_shared_memory(tiling, dtype, limit: int) -> tuple[int, int]:
@@ -390,6 +391,16 @@ def tile_shared_memory(tiling, dtype, limit: int) -> tuple[int, int]:
     edge_cap = int(min(int(per_tile.max(initial=0)), room))
     shared = fixed + 6 * edge_cap
     return edge_cap, (shared + 7) // 8 * 8
+
+
+def tile_time_note(state, total_ms: float) -> str:
+    """Where a tile solve's time went, from the kernel's global-timer stamps (thread 0 of each
+    block): the activations' phases summed over activations (they overlap across blocks), and
+    the sum over rounds of each round's slowest activation (phase A's share of the critical
+    path; the rest is phase B, the grid barriers and the splits)."""
+    load, steps, write, slowest = (state[slot] / 1e6 for slot in (C_TLOAD, C_TSTEPNS, C_TWRITE, C_TCRIT))
+    return (f"tile time: loads and staging {load:.3f} ms, steps {steps:.3f} ms, write-backs {write:.3f} ms "
+            f"(sums over activations); the rounds' slowest activations {slowest:.3f} ms of {total_ms:.3f} ms")
 
 
 def _shared_limit() -> int:
@@ -456,6 +467,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
               f"{shared} bytes of shared memory each, intra-tile edges staged there up to {edge_cap} a tile)")
     notes = _tile_notes(tiling, run, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]))
     notes.append(f"grid barriers: {int(state[C_BARRIERS])}")
+    notes.append(tile_time_note(state, total_ms))
     new = to_result_dist(dist.get())
     return Result(new[tiling.rank], total_ms - filtering_ms, filtering_ms, rounds,
                   int(state[C_EDGES]), int(state[C_SCANNED]), launch, notes)
