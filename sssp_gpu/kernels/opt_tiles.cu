@@ -26,7 +26,7 @@
 // the graph (never written) with __ldg.
 #include "opt_phases.cuh"
 
-// Dynamic shared memory per block (the host sizes it: methods/opt.py, _run_tiles_gpu):
+// Dynamic shared memory per block (the host sizes it: methods/opt.py, tile_shared_memory):
 // tile_cap distances, then 4 flag bytes a vertex (two worklists, pending, expanded), then the
 // staged intra-tile edges: tile_cap + 1 offsets, edge_cap weights, edge_cap 16-bit heads.
 // A tile whose intra edges fit edge_cap is stepped from shared memory alone (a step was ~1 us
@@ -186,7 +186,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
 
 template <typename D>
 __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
-    extern __shared__ long long tile_smem[];  // dynamic: tile_cap distances, then 4 x tile_cap flag bytes
+    extern __shared__ long long tile_smem[];  // dynamic: the layout at the top of this file
     D* sd = reinterpret_cast<D*>(tile_smem);
     unsigned char* flags = reinterpret_cast<unsigned char*>(tile_smem) + tile_cap * (int)sizeof(D);
     int* s_ptr = reinterpret_cast<int*>(flags + 4 * tile_cap);  // 4-aligned: tile_cap * (sizeof(D) + 4)
