@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stage-kb", type=_ints, default=[],
                         help="with --tiles: shared memory for a tile's staged intra edges, in KB, besides "
                              "the default (sssp_gpu.methods.opt.TILE_STAGE_BYTES); 0: read from global")
+    parser.add_argument("--pull-passes", type=_ints, default=[],
+                        help="with --tiles: tile steps as pull passes, this many between checks, besides "
+                             "the default (sssp_gpu.methods.opt.TILE_PULL_PASSES); 0: push steps")
     parser.add_argument("--model", action="store_true",
                         help="no timing: the tile scheme's rounds, splits and local steps from the numpy "
                              "model (tiles.solve_cpu) for each --tiles size x --fuse cap, any machine")
@@ -74,18 +77,22 @@ def main(argv: list[str] | None = None) -> int:
         expected = np.where(expected < 0, INF, expected)
         print(f"\n{key}: n={graph.n} m={graph.m} (generated and solved by scipy in "
               f"{time.perf_counter() - started:.1f} s)", flush=True)
-        default_share, default_stage = opt.PULL_SHARE, opt.TILE_STAGE_BYTES
+        default_share, default_stage, default_passes = opt.PULL_SHARE, opt.TILE_STAGE_BYTES, opt.TILE_PULL_PASSES
         stages = [default_stage] + [kb * 1024 for kb in args.stage_kb if kb * 1024 != default_stage]
-        settings = ([(None, None, default_share, 0, default_stage)]
-                    + [(delta, None, default_share, 0, default_stage) for delta in args.deltas]
-                    + [(None, fuse, default_share, 0, default_stage) for fuse in args.fuse]
-                    + [(None, None, share, 0, default_stage) for share in args.pull_shares]
-                    + [(delta, fuse, default_share, tile, stage) for tile in args.tiles if tile
-                       for delta in [None] + args.deltas for fuse in [None] + args.fuse for stage in stages])
+        passes = [default_passes] + [k for k in args.pull_passes if k != default_passes]
+        plain = (default_stage, default_passes)
+        settings = ([(None, None, default_share, 0, plain)]
+                    + [(delta, None, default_share, 0, plain) for delta in args.deltas]
+                    + [(None, fuse, default_share, 0, plain) for fuse in args.fuse]
+                    + [(None, None, share, 0, plain) for share in args.pull_shares]
+                    + [(delta, fuse, default_share, tile, (stage, k)) for tile in args.tiles if tile
+                       for delta in [None] + args.deltas for fuse in [None] + args.fuse for stage in stages
+                       for k in passes])
         for sync in args.syncs.split(","):
-            for delta, fuse, share, tile, stage in settings:
+            for delta, fuse, share, tile, (stage, k) in settings:
                 opt.PULL_SHARE = share  # read when a solve builds its device state
                 opt.TILE_STAGE_BYTES = stage  # read when a tile solve sizes its shared memory
+                opt.TILE_PULL_PASSES = k  # read when a tile solve launches
                 run = Run("opt", sync, False, args.bsize, 4, delta=delta, fuse=fuse, tile=tile)
                 solve(graph, run, device)
                 results = [solve(graph, run, device) for _ in range(args.repeats)]
@@ -93,10 +100,10 @@ def main(argv: list[str] | None = None) -> int:
                 wrong_total += wrong
                 ms = statistics.median(r.computation_ms + r.filtering_ms for r in results)
                 print(f"  {sync:7s} delta={str(delta):5s} fuse={str(fuse):4s} pull=n/{share:<4d} tile={tile:<4d} "
-                      f"stage={stage // 1024 if tile else '-'!s:>3s}K {ms:8.3f} ms "
+                      f"stage={stage // 1024 if tile else '-'!s:>3s}K passes={k if tile else '-'!s:>2s} {ms:8.3f} ms "
                       f"rounds={results[0].rounds:5d} relax/edge={results[0].edges_processed / graph.m:.2f} "
                       f"wrong={wrong} | {'; '.join(results[0].notes)}", flush=True)
-        opt.PULL_SHARE, opt.TILE_STAGE_BYTES = default_share, default_stage
+        opt.PULL_SHARE, opt.TILE_STAGE_BYTES, opt.TILE_PULL_PASSES = default_share, default_stage, default_passes
     return 1 if wrong_total else 0
 
 

@@ -46,7 +46,9 @@ __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q
         const int *__restrict__ in_w, const int *__restrict__ out_ptr,                            \
         const int *__restrict__ out_head, const int *__restrict__ out_w, D *dist, int *dirty,     \
         long long *tpend, int *tstamp, int *tq0, int *tq1, int *outq, long long *ctrl,            \
-        long long delta, int tile_cap, int max_steps, int max_rounds, int edge_cap
+        long long delta, int tile_cap, int max_steps, int max_rounds, int edge_cap,                   \
+        const int *__restrict__ pin_ptr, const unsigned short *__restrict__ pin_tail,             \
+        const int *__restrict__ pin_w, int pull_passes
 
 // Phase A for tile t of round r (the whole block calls it; it begins and ends block-uniform).
 template <typename D>
@@ -184,6 +186,124 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     __syncthreads();  // shared memory is reused by the block's next tile
 }
 
+// Phase A by pull passes (pull_passes > 0; tile_cap <= blockDim): thread i owns vertex i of
+// the tile and is its distance's only writer. A pass lowers its distance to the least
+// sd[u] + w over its intra-tile in-edges from vertices u below T (no atomics; the first
+// PULL_REGS in-edges are held in registers for the whole activation). pull_passes passes
+// run between block-wide checks with no barrier between them: a neighbour's new value is
+// read (volatile) as soon as it is stored, so news travels at least a hop a pass, and stale
+// reads are harmless (every value read is a path length). An interval in which nobody stored
+// anything proves the fixpoint (every pass of it read final values). Stopped by the cap,
+// the vertices stored in the last interval stay dirty (a neighbour may not have read them)
+// and the tile is queued again.
+#define PULL_REGS 4
+template <typename D> struct UnsignedOf;
+template <> struct UnsignedOf<int> { typedef unsigned type; };
+template <> struct UnsignedOf<long long> { typedef unsigned long long type; };
+template <typename D>
+__device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_ptr, const int* __restrict__ pin_ptr,
+                              const unsigned short* __restrict__ pin_tail, const int* __restrict__ pin_w,
+                              const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
+                              int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
+                              int max_passes, int pull_passes, D* sd, int tile_cap, long long* s_min,
+                              long long& edges,
+                              long long& steps, long long* s_ns) {
+    typedef typename UnsignedOf<D>::type U;
+    const int lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) s_ns[3] = global_ns();
+    const int base = __ldg(&tile_ptr[t]);
+    const int len = __ldg(&tile_ptr[t + 1]) - base;
+    const int i = threadIdx.x;
+    const bool own = i < len;
+    D mine = Limits<D>::inf;
+    bool was_dirty = false;
+    int e0 = 0, e1 = 0;
+    if (own) {
+        mine = __ldcg(&dist[base + i]);
+        was_dirty = __ldcg(&dirty[base + i]) != 0;
+        e0 = __ldg(&pin_ptr[base + i]);
+        e1 = __ldg(&pin_ptr[base + i + 1]);
+        if (was_dirty) dirty[base + i] = 0;
+        sd[i] = mine;
+    }
+    const int deg = e1 - e0;
+    // an absent slot reads sd[tile_cap], an infinite distance no pass takes
+    int tail[PULL_REGS], wgt[PULL_REGS];
+#pragma unroll
+    for (int k = 0; k < PULL_REGS; ++k) {
+        tail[k] = k < deg ? __ldg(&pin_tail[e0 + k]) : tile_cap;
+        wgt[k] = k < deg ? __ldg(&pin_w[e0 + k]) : 0;
+    }
+    const D first = mine;
+    if (threadIdx.x == 0) {
+        *s_min = 0x7fffffffffffffffLL;
+        sd[tile_cap] = Limits<D>::inf;  // the flag bytes' room: pull passes use no flags
+    }
+    int work = __syncthreads_or(was_dirty && mine < T);  // also: every sd[] stored
+    if (threadIdx.x == 0) s_ns[4] = global_ns();
+    volatile D* vsd = sd;
+    int passes = 0;
+    bool changed = false;
+    while (work) {
+        if (passes >= max_passes) break;  // block-uniform
+        changed = false;
+        for (int p = 0; p < pull_passes; ++p) {
+            if (!own) continue;
+            // every slot's load first, then selects: no branch waits on a load, no lane diverges.
+            // Unsigned sums cannot wrap (both terms < 2^31 or 2^63) and one below best fits D.
+            D du[PULL_REGS];
+#pragma unroll
+            for (int k = 0; k < PULL_REGS; ++k) du[k] = vsd[tail[k]];
+            U best = (U)mine;
+#pragma unroll
+            for (int k = 0; k < PULL_REGS; ++k) {
+                const U c = (U)du[k] + (U)wgt[k];
+                best = (du[k] < T && c < best) ? c : best;
+            }
+            for (int e = e0 + PULL_REGS; e < e1; ++e) {
+                const D d = vsd[__ldg(&pin_tail[e])];
+                const U c = (U)d + (U)__ldg(&pin_w[e]);
+                best = (d < T && c < best) ? c : best;
+            }
+            if (best < (U)mine) {
+                mine = (D)best;
+                vsd[i] = mine;
+                changed = true;
+            }
+        }
+        passes += pull_passes;
+        work = __syncthreads_or(changed);
+    }
+    if (threadIdx.x == 0) s_ns[5] = global_ns();
+    // write back: expanded (boundary edges to the out queue) below T; dirty at or above T, or
+    // stored in the last interval of a capped activation
+    const bool touched = was_dirty || mine < first;
+    const bool left = work && changed;
+    const bool pending = touched && !(mine < T);
+    bool push = false;
+    if (own) {
+        const int v = base + i;
+        if (mine < first) dist[v] = mine;
+        if (left || pending) dirty[v] = 1;
+        push = touched && mine < T && __ldg(&out_ptr[v + 1]) > __ldg(&out_ptr[v]);
+        edges += (long long)deg * passes;
+    }
+    warp_push(push, base + i, outq, &ctrl[C_OUTQ + r % 3], lane);
+    warp_min_into(own && (left || pending), (long long)mine, s_min, lane);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        tpend[t] = *s_min;  // phase A: only this block writes tpend[t]
+        if (work) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
+        steps += passes;
+        const long long done = global_ns();
+        s_ns[0] += s_ns[4] - s_ns[3];
+        s_ns[1] += s_ns[5] - s_ns[4];
+        s_ns[2] += done - s_ns[5];
+        atomicMax(&ctrl[C_TSLOW], done - s_ns[3]);
+    }
+    __syncthreads();  // shared memory is reused by the block's next tile
+}
+
 template <typename D>
 __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
     extern __shared__ long long tile_smem[];  // dynamic: the layout at the top of this file
@@ -238,9 +358,14 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         }
         for (long long i = blockIdx.x; i < S; i += gridDim.x) {
             const int t = __ldcg(&tq[i]);
-            tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next, outq,
-                             ctrl, t, r, T, max_steps, sd, flags, tile_cap, s_ptr, s_w, s_head, edge_cap, &s_min,
-                             &s_left, s_any, edges, steps, s_ns);
+            if (pull_passes > 0)
+                tile_fixpoint_pull<D>(tile_ptr, pin_ptr, pin_tail, pin_w, out_ptr, dist, dirty, tpend, tstamp,
+                                      tq_next, outq, ctrl, t, r, T, max_steps, pull_passes, sd, tile_cap, &s_min, edges,
+                                      steps, s_ns);
+            else
+                tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next,
+                                 outq, ctrl, t, r, T, max_steps, sd, flags, tile_cap, s_ptr, s_w, s_head, edge_cap,
+                                 &s_min, &s_left, s_any, edges, steps, s_ns);
         }
         if (leader) activations += S;
         grid_barrier(ctrl, target);

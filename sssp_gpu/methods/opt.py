@@ -349,13 +349,14 @@ def run_gpu(graph: Graph, run: Run) -> Result:
 
 # ---- opt -tile N: tile fixpoints in shared memory (issue 26, item 1; methods/tiles.py) ----
 
-def _tile_notes(tiling, run: Run, delta: int, splits: int, rounds: int, activations: int, steps: int) -> list[str]:
+def _tile_notes(tiling, run: Run, delta: int, splits: int, rounds: int, activations: int, steps: int,
+                what: str = "shared-memory steps") -> list[str]:
     from .tiles import step_cap
 
     return _notes(delta, splits, rounds) + [
         f"tiles: {tiling.tiles} of <= {tiling.size} vertices ({tiling.how}), "
         f"{tiling.intra_share:.0%} of edges inside tiles; {activations} tile activations, "
-        f"{steps} shared-memory steps (at most {step_cap(tiling.size, run.fuse)} per activation)"]
+        f"{steps} {what} (at most {step_cap(tiling.size, run.fuse)} per activation)"]
 
 
 def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
@@ -377,6 +378,9 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
 # to this many bytes a block; 0: never (their reads go through L1/L2). A 32 x 32 grid tile has
 # ~4k intra edges (24 KB).
 TILE_STAGE_BYTES = 96 * 1024
+# Phase A by pull passes, this many between block-wide checks (kernels/opt_tiles.cu,
+# tile_fixpoint_pull), when a tile fits one block; 0: push steps (tile_fixpoint).
+TILE_PULL_PASSES = 8
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # more needs the kernel's opt-in attribute
 STATIC_SHARED = 128                 # the kernel's own __shared__ variables (s_min, s_ns, ...)
 
@@ -443,7 +447,8 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     ctrl[C_NEAR] = 1
     ctrl = cupy.asarray(ctrl)
     kernel = kernels.kernel("opt_tiles", f"opt_tiles_persistent<{kernels.c_type(dtype)}>")
-    edge_cap, shared = tile_shared_memory(tiling, dtype, _shared_limit())
+    passes = TILE_PULL_PASSES if tiling.size <= run.bsize else 0  # pull: a thread a vertex
+    edge_cap, shared = tile_shared_memory(tiling, dtype, _shared_limit() if not passes else 0)
     if shared > DEFAULT_DYNAMIC_SHARED:
         kernel.max_dynamic_shared_size_bytes = shared
     blocks = _persistent_blocks(kernel, run.bsize, shared)
@@ -452,7 +457,9 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
             dev(tiling.in_ptr, np.int32), dev(tiling.in_head, np.uint16), dev(tiling.in_w, np.int32),
             dev(tiling.out_ptr, np.int32), dev(tiling.out_head, np.int32), dev(tiling.out_w, np.int32),
             dist, dirty, tpend, tstamp, queues[0], queues[1], outq, ctrl, np.int64(delta),
-            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard, np.int32(edge_cap))
+            np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard, np.int32(edge_cap),
+            dev(tiling.pin_ptr, np.int32), dev(tiling.pin_tail, np.uint16), dev(tiling.pin_w, np.int32),
+            np.int32(passes))
     timer = GpuTimer()
     with timer.region():
         kernel((blocks,), (run.bsize,), args, shared_mem=shared)
@@ -464,8 +471,11 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     rounds = int(state[C_ROUNDS])
     launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
               f"one persistent cooperative kernel, a block per tile of <= {tiling.size} vertices, "
-              f"{shared} bytes of shared memory each, intra-tile edges staged there up to {edge_cap} a tile)")
-    notes = _tile_notes(tiling, run, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]))
+              f"{shared} bytes of shared memory each, " +
+              (f"phase A by pull passes, {passes} between checks)" if passes else
+               f"intra-tile edges staged there up to {edge_cap} a tile)"))
+    notes = _tile_notes(tiling, run, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]),
+                        "shared-memory pull passes" if passes else "shared-memory steps")
     notes.append(f"grid barriers: {int(state[C_BARRIERS])}")
     notes.append(tile_time_note(state, total_ms))
     new = to_result_dist(dist.get())

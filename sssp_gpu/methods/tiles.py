@@ -34,12 +34,14 @@ MIN_TILE, MAX_TILE = TILE_RANGE  # shared memory: a distance (8 B at most) and 4
 # A tile activation's worklist steps stop after this many (what is left waits a round, its tile
 # queued again): a round then waits for no tile's long tail of steps (the road stand-in's
 # winding roads) while the boundary improvements already found move on. ``-fuse N`` sets it
-# with -tile (0: no cap, i.e. STEPS_PER_VERTEX x the tile size). 16 came from the numpy model;
-# on the H100 the unit grid ran 2.10 ms at 16 and 1.77 ms at 32 (BENCHMARKS.md, issue 26), so
-# the automatic choice below uses 32 and an explicit -tile keeps 16 unless -fuse says otherwise.
+# with -tile (0: no cap, i.e. STEPS_PER_VERTEX x the tile size); on the GPU a step is a pull
+# pass where a tile fits one block (opt.TILE_PULL_PASSES). 16 came from the numpy model and is
+# the road stand-in's best with -tile (pull passes: 3.42 ms at 16, 4.82 ms at 32); on the grids
+# 32 won (H100, pull passes: weighted 1.65 -> 1.44 ms, unit 1.01 -> 0.72 ms; BENCHMARKS.md,
+# issue 26), so the automatic choice below uses 32 and an explicit -tile keeps 16 unless -fuse
+# says otherwise.
 DEFAULT_STEPS = 16
 AUTO_TILE, AUTO_STEPS = 1024, 32
-AUTO_STEPS_WEIGHTED = 16  # a weighted grid's step cap (cap 32: 3.96 ms, 16: 3.59 ms)
 STEPS_PER_VERTEX = 4
 LOCAL_SHARE = 0.5      # ids as given are "local" when this share of the edges stays inside tiles
 INF64 = np.iinfo(np.int64).max
@@ -61,6 +63,9 @@ class Tiling:
     out_ptr: np.ndarray     # int32 [n + 1]: boundary out-edges of each new id ...
     out_head: np.ndarray    # int32: ... their heads (new ids, another tile)
     out_w: np.ndarray       # int32
+    pin_ptr: np.ndarray     # int32 [n + 1]: intra-tile in-edges of each new id (pull passes) ...
+    pin_tail: np.ndarray    # uint16: ... their tails as offsets inside the tile
+    pin_w: np.ndarray       # int32
 
     @property
     def tiles(self) -> int:
@@ -114,15 +119,14 @@ def grid_columns(graph: Graph) -> int | None:
 
 def automatic(graph: Graph) -> tuple[int, int] | None:
     """(tile size, step cap) when opt should use tiles without being asked, else None: on the
-    H100, with each tile's edges staged in shared memory, they win on grids (unit 700^2: 3.16 ->
-    1.40 ms at cap 32; weighted: 3.83 -> 3.35 ms at cap 16, bucket 64x the largest weight) and
-    lose 3-4x on the road stand-in, whose highways leave every tile many times (BENCHMARKS.md,
-    issue 26)."""
+    H100, with pull passes at cap 32, they win on grids (unit 700^2: 3.16 -> 0.72 ms; weighted:
+    3.83 -> 1.44 ms, bucket 64x the largest weight) and lose 2x on the road stand-in (1.6 ->
+    3.4 ms), whose highways leave every tile many times (BENCHMARKS.md, issue 26)."""
     if graph.m == 0 or graph.n < MIN_TILE:
         return None
     if grid_columns(graph) is None:   # first: its look at the first edges rejects most graphs at once
         return None
-    return AUTO_TILE, AUTO_STEPS if graph.equal_weights else AUTO_STEPS_WEIGHTED
+    return AUTO_TILE, AUTO_STEPS
 
 
 def block_shape(size: int, cols: int) -> tuple[int, int]:
@@ -206,8 +210,13 @@ def build(graph: Graph, size: int) -> Tiling:
     in_ptr, in_head, in_w = csr(inside)
     out_ptr, out_head, out_w = csr(~inside)
     local = (in_head - tile_ptr[tile_of[in_head]]).astype(np.uint16)
+    in_tail = tail[inside]
+    by_head = np.argsort(in_head, kind="stable")
+    pin_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(in_head, minlength=n), out=pin_ptr[1:])
+    pin_tail = (in_tail - tile_ptr[tile_of[in_tail]])[by_head].astype(np.uint16)
     return Tiling(size, how, order, rank, tile_ptr.astype(np.int32), tile_of, in_ptr, local, in_w,
-                  out_ptr, out_head.astype(np.int32), out_w)
+                  out_ptr, out_head.astype(np.int32), out_w, pin_ptr.astype(np.int32), pin_tail, in_w[by_head])
 
 
 _last: list = []  # [(weak ref to the graph, size, Tiling)]: repeated solves of one graph build once
