@@ -8,7 +8,10 @@
 // One persistent cooperative kernel runs the solve in rounds, two phases each, a grid barrier
 // after each phase:
 //   A (tiles)    every tile queued for round r is taken by one block: its distances go to
-//                shared memory; its dirty vertices below the threshold T start a worklist;
+//                shared memory. With pull_passes > 0 (a tile fits the block) the block runs
+//                pull passes to the tile's fixpoint below T (tile_fixpoint_pull, below, over
+//                the intra-tile in-edges pin_*). Otherwise, push steps (tile_fixpoint):
+//                its dirty vertices below the threshold T start a worklist;
 //                steps (one __syncthreads each) relax the worklist's intra-tile edges with
 //                shared atomicMin until nothing improves below T (at most max_steps; what is
 //                left stays dirty and the tile is queued again); distances are written back,

@@ -17,7 +17,9 @@ The renumbering, in this order of preference:
 
 :func:`solve_cpu` is the same scheme in numpy (the fallback of ``opt -tile``): the rounds,
 the per-tile worklist steps, the near-far split between tiles, step for step as the kernel
-(``kernels/opt_tiles.cu``) runs them, only with every tile of a round stepping together.
+(``kernels/opt_tiles.cu``) runs them with push steps, only with every tile of a round stepping
+together. The kernel's pull passes (tiles that fit a block) reach the same fixpoints by a
+different schedule, so its counts differ from the model's; its distances do not.
 """
 from __future__ import annotations
 
