@@ -88,7 +88,10 @@ def bench(settings, budget, record) -> list[dict]:
         goal = GOALS_S[key] if settings.scale == "full" else None
         rows, stage_names, notes = [], [], []
         warm = run_once(graph_file, output, "opt", "incore", False, settings.run_timeout)
-        print(f"{spec.label}: warm-up run {warm['wall_s']:.2f} s", flush=True)
+        stages = warm.get("stages") or {}
+        inside = ", ".join(f"{name} {seconds:.2f}" for name, seconds in stages.items() if name != "total")
+        print(f"{spec.label}: warm-up run {warm['wall_s']:.2f} s" + (f" (its own stages: {inside})" if inside else ""),
+              flush=True)
         if not warm["ok"]:
             notes.append(f"warm-up failed: {warm['detail']}")
         estimate = warm["wall_s"]

@@ -43,12 +43,24 @@ __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q
     }
 }
 
+// warp_push for the out queue's entries: (vertex, first and end boundary edge, unused), the
+// offsets read at write-back, so phase B goes from the queue straight to the edges.
+__device__ __forceinline__ void push_boundary(bool want, int4 item, int4* q, long long* size, int lane) {
+    const unsigned mask = __ballot_sync(FULL_MASK, want);
+    if (mask == 0) return;
+    const int leader = __ffs(mask) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd((unsigned long long*)size, (unsigned long long)__popc(mask));
+    base = __shfl_sync(FULL_MASK, base, leader);
+    if (want) q[base + __popc(mask & lanes_below(lane))] = item;
+}
+
 #define TILE_PARAMS                                                                              \
     const int *__restrict__ tile_ptr, const int *__restrict__ tile_of, int tiles,                 \
         const int *__restrict__ in_ptr, const unsigned short *__restrict__ in_head,               \
         const int *__restrict__ in_w, const int *__restrict__ out_ptr,                            \
         const int *__restrict__ out_head, const int *__restrict__ out_w, D *dist, int *dirty,     \
-        long long *tpend, int *tstamp, int *tq0, int *tq1, int *outq, long long *ctrl,            \
+        long long *tpend, int *tstamp, int *tq0, int *tq1, int4 *outq, long long *ctrl,           \
         long long delta, int tile_cap, int max_steps, int max_rounds, int edge_cap,                   \
         const int *__restrict__ pin_ptr, const unsigned short *__restrict__ pin_tail,             \
         const int *__restrict__ pin_w, int pull_passes
@@ -58,7 +70,7 @@ template <typename D>
 __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, const int* __restrict__ in_ptr,
                               const unsigned short* __restrict__ in_head, const int* __restrict__ in_w,
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
-                              int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
+                              int* tstamp, int* tq_next, int4* outq, long long* ctrl, int t, int r, D T,
                               int max_steps, D* sd, unsigned char* flags, int tile_cap, int* s_ptr,
                               int* s_w, unsigned short* s_head, int edge_cap, long long* s_min,
                               int* s_left, int* s_any, long long& edges, long long& steps,
@@ -159,6 +171,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     for (int i0 = 0; i0 < len; i0 += blockDim.x) {  // block-uniform bounds: warp_push needs every lane
         const int i = i0 + threadIdx.x;
         bool push = false;
+        int ob = 0, oe = 0;
         if (i < len) {
             const int v = base + i;
             const D d = sd[i];
@@ -169,9 +182,11 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
                 least = min(least, (long long)d);
             }
             left_any |= left;
-            push = expd[i] && __ldg(&out_ptr[v + 1]) > __ldg(&out_ptr[v]);
+            ob = __ldg(&out_ptr[v]);
+            oe = __ldg(&out_ptr[v + 1]);
+            push = expd[i] && oe > ob;
         }
-        warp_push(push, base + i, outq, &ctrl[C_OUTQ + r % 3], lane);
+        push_boundary(push, make_int4(base + i, ob, oe, 0), outq, &ctrl[C_OUTQ + r % 3], lane);
     }
     if (least < 0x7fffffffffffffffLL) atomicMin(s_min, least);
     if (left_any) *s_left = 1;
@@ -207,7 +222,7 @@ template <typename D>
 __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_ptr, const int* __restrict__ pin_ptr,
                               const unsigned short* __restrict__ pin_tail, const int* __restrict__ pin_w,
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
-                              int* tstamp, int* tq_next, int* outq, long long* ctrl, int t, int r, D T,
+                              int* tstamp, int* tq_next, int4* outq, long long* ctrl, int t, int r, D T,
                               int max_passes, int pull_passes, D* sd, int tile_cap, long long* s_min,
                               long long& edges,
                               long long& steps, long long* s_ns) {
@@ -284,14 +299,17 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
     const bool left = work && changed;
     const bool pending = touched && !(mine < T);
     bool push = false;
+    int ob = 0, oe = 0;
     if (own) {
         const int v = base + i;
         if (mine < first) dist[v] = mine;
         if (left || pending) dirty[v] = 1;
-        push = touched && mine < T && __ldg(&out_ptr[v + 1]) > __ldg(&out_ptr[v]);
+        ob = __ldg(&out_ptr[v]);
+        oe = __ldg(&out_ptr[v + 1]);
+        push = touched && mine < T && oe > ob;
         edges += (long long)deg * passes;
     }
-    warp_push(push, base + i, outq, &ctrl[C_OUTQ + r % 3], lane);
+    push_boundary(push, make_int4(base + i, ob, oe, 0), outq, &ctrl[C_OUTQ + r % 3], lane);
     warp_min_into(own && (left || pending), (long long)mine, s_min, lane);
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -379,15 +397,15 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
         // phase B: the boundary edges of the vertices expanded in phase A
         const long long Q = ldcg64(&ctrl[C_OUTQ + r % 3]);
         for (long long i = tid; i < Q; i += nthreads) {
-            const int u = __ldcg(&outq[i]);
+            const int4 entry = __ldcg(&outq[i]);  // (u, its boundary edges' range)
+            const int u = entry.x;
             const D du = __ldcg(&dist[u]);
-            const int end = __ldg(&out_ptr[u + 1]);
-            for (int e = __ldg(&out_ptr[u]); e < end; ++e) {
+            for (int e = entry.y; e < entry.z; ++e) {
                 const int v = __ldg(&out_head[e]);
                 const D nd = saturating_add(du, __ldg(&out_w[e]));
+                const int tv = __ldg(&tile_of[v]);  // in flight with the atomic
                 ++edges;
                 if (nd < atomicMin(&dist[v], nd)) {
-                    const int tv = __ldg(&tile_of[v]);
                     dirty[v] = 1;
                     atomicMin(&tpend[tv], (long long)nd);
                     if (nd < T) queue_tile(tv, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);

@@ -442,7 +442,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     tstamp[home] = 0
     queues = [cupy.zeros(count, dtype=np.int32), cupy.zeros(count, dtype=np.int32)]
     queues[0][0] = home
-    outq = cupy.zeros(max(n, 1), dtype=np.int32)
+    outq = cupy.zeros((max(n, 1), 4), dtype=np.int32)  # int4 entries: (vertex, boundary edges' range, 0)
     ctrl = np.zeros(C_SIZE, dtype=np.int64)
     ctrl[C_NEAR] = 1
     ctrl = cupy.asarray(ctrl)
