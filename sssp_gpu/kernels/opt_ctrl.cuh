@@ -23,13 +23,12 @@
 #define C_FMIN 24     // 3 slots: least distance in round r's near queue (pull rounds): slot r % 3
 #define C_PULLS 27    // rounds run bottom-up (pull)
 #define C_SPREV 28    // phase driver: the previous round's near-queue size
-#define C_OUTQ 29     // 3 slots, opt -tile: vertices queued for phase B in round r: slot r % 3
+#define C_TSLOW 29    // 3 slots, opt -tile: round r's slowest activation so far, ns: slot r % 3
 #define C_TSTEPS 32   // opt -tile: worklist steps over all tile activations
 #define C_TACTIVE 33  // opt -tile: tile activations
 #define C_TLOAD 34    // opt -tile: ns in activations' loads and edge staging (sum over activations)
 #define C_TSTEPNS 35  // opt -tile: ns in activations' steps (sum)
 #define C_TWRITE 36   // opt -tile: ns in activations' write-back and queueing (sum)
-#define C_TSLOW 37    // opt -tile: the round's slowest activation so far, ns (reset each round)
 #define C_TCRIT 38    // opt -tile: sum over rounds of the slowest activation, ns
 #define C_SIZE 40
 

@@ -5,22 +5,19 @@
 // intra-tile (in_ptr/in_head/in_w: heads as 16-bit offsets inside the tile) or boundary
 // (out_ptr/out_head/out_w: heads as global ids of another tile).
 //
-// One persistent cooperative kernel runs the solve in rounds, two phases each, a grid barrier
-// after each phase:
-//   A (tiles)    every tile queued for round r is taken by one block: its distances go to
-//                shared memory. With pull_passes > 0 (a tile fits the block) the block runs
-//                pull passes to the tile's fixpoint below T (tile_fixpoint_pull, below, over
-//                the intra-tile in-edges pin_*). Otherwise, push steps (tile_fixpoint):
-//                its dirty vertices below the threshold T start a worklist;
-//                steps (one __syncthreads each) relax the worklist's intra-tile edges with
-//                shared atomicMin until nothing improves below T (at most max_steps; what is
-//                left stays dirty and the tile is queued again); distances are written back,
-//                improvements at or above T stay dirty (the far side of near-far), and every
-//                vertex expanded here with boundary edges goes to the out queue. During phase A
-//                a tile's vertices are written by its block only (nobody else writes dist).
-//   B (boundary) the out queue's vertices relax their boundary edges into global dist with
-//                atomicMin; an improved head becomes dirty, lowers its tile's tpend, and (below
-//                T) queues its tile for round r + 1 (each tile once per round: tstamp).
+// One persistent cooperative kernel runs the solve in rounds, a grid barrier after each:
+// every tile queued for round r is taken by one block. Its distances go to shared memory,
+// lowered by what waits in the tile's inboxes (below). With pull_passes > 0 (a tile fits the
+// block) the block runs pull passes to the tile's fixpoint below T (tile_fixpoint_pull, below,
+// over the intra-tile in-edges pin_*). Otherwise, push steps (tile_fixpoint): its dirty
+// vertices below the threshold T start a worklist; steps (one __syncthreads each) relax the
+// worklist's intra-tile edges with shared atomicMin until nothing improves below T. Either
+// way at most max_steps (what is left stays dirty and the tile is queued again). In the
+// write-back, distances go to dist (which only the block of a vertex's tile writes),
+// improvements at or above T stay dirty (the far side of near-far), and every vertex expanded
+// with its final distance relaxes its boundary edges into the heads' inboxes (atomicMin); an
+// improvement there queues the head's tile for round r + 1 (each tile once per round: tstamp),
+// whose next activation takes it. So boundary news needs no phase and no barrier of its own.
 // When round r's tile queue is empty the threshold moves (a split): every block finds
 // min(tpend) over all tiles (tpend[t] <= every dirty distance in tile t), T = min + delta, and
 // the tiles with tpend below T are queued for round r. min(tpend) infinite: done.
@@ -43,16 +40,48 @@ __device__ __forceinline__ void queue_tile(int t, int round, int* tstamp, int* q
     }
 }
 
-// warp_push for the out queue's entries: (vertex, first and end boundary edge, unused), the
-// offsets read at write-back, so phase B goes from the queue straight to the edges.
-__device__ __forceinline__ void push_boundary(bool want, int4 item, int4* q, long long* size, int lane) {
-    const unsigned mask = __ballot_sync(FULL_MASK, want);
-    if (mask == 0) return;
-    const int leader = __ffs(mask) - 1;
-    unsigned long long base = 0;
-    if (lane == leader) base = atomicAdd((unsigned long long*)size, (unsigned long long)__popc(mask));
-    base = __shfl_sync(FULL_MASK, base, leader);
-    if (want) q[base + __popc(mask & lanes_below(lane))] = item;
+// The inbox: boundary relaxations from other tiles' blocks land in inbox[v] (atomicMin), never in
+// dist, which only the block of v's tile writes, in its write-back. Whoever lowers inbox[v]
+// queues v's tile for the next round, so every value there is taken (atomicExch back to INF)
+// by an activation of that tile, at its start. A value taken early (the tile was active in the
+// same round) leaves that next activation nothing to do.
+__device__ __forceinline__ int take_slot(int* slot) { return atomicExch(slot, Limits<int>::inf); }
+__device__ __forceinline__ long long take_slot(long long* slot) {
+    return (long long)atomicExch((unsigned long long*)slot, (unsigned long long)Limits<long long>::inf);
+}
+
+// v's distance at an activation's start: dist[v] lowered by what waits in its inbox; got says
+// whether the inbox lowered it (v then needs expanding, as a dirty vertex does).
+template <typename D>
+__device__ __forceinline__ D take_inbox(D* inbox, int v, D d, bool& got) {
+    got = false;
+    if (__ldcg(&inbox[v]) == Limits<D>::inf) return d;  // empty now; a later value queues us again
+    const D taken = take_slot(&inbox[v]);
+    if (taken < d) {
+        got = true;
+        return taken;
+    }
+    return d;
+}
+
+// Vertex v, expanded with its final distance d in this activation, relaxes its boundary edges
+// into the heads' inboxes (in the write-back: no phase of their own, no grid barrier for them).
+// dist[h] only falls, so a stale read of it lets through only relaxations that do not improve;
+// the inbox's atomicMin decides, and an improvement queues h's tile for round r + 1.
+template <typename D>
+__device__ __forceinline__ void relax_boundary(int v, D d, const int* __restrict__ out_ptr,
+                                               const int* __restrict__ out_head, const int* __restrict__ out_w,
+                                               const int* __restrict__ tile_of, const D* dist, D* inbox,
+                                               int* tstamp, int* tq_next, long long* ctrl, int r, long long& edges) {
+    const int end = __ldg(&out_ptr[v + 1]);
+    for (int e = __ldg(&out_ptr[v]); e < end; ++e) {
+        const int h = __ldg(&out_head[e]);
+        const D nd = saturating_add(d, __ldg(&out_w[e]));
+        const int th = __ldg(&tile_of[h]);  // in flight with the reads below
+        ++edges;
+        if (nd < __ldcg(&dist[h]) && nd < atomicMin(&inbox[h], nd))
+            queue_tile(th, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
+    }
 }
 
 #define TILE_PARAMS                                                                              \
@@ -60,7 +89,7 @@ __device__ __forceinline__ void push_boundary(bool want, int4 item, int4* q, lon
         const int *__restrict__ in_ptr, const unsigned short *__restrict__ in_head,               \
         const int *__restrict__ in_w, const int *__restrict__ out_ptr,                            \
         const int *__restrict__ out_head, const int *__restrict__ out_w, D *dist, int *dirty,     \
-        long long *tpend, int *tstamp, int *tq0, int *tq1, int4 *outq, long long *ctrl,           \
+        long long *tpend, int *tstamp, int *tq0, int *tq1, D *inbox, long long *ctrl,             \
         long long delta, int tile_cap, int max_steps, int max_rounds, int edge_cap,                   \
         const int *__restrict__ pin_ptr, const unsigned short *__restrict__ pin_tail,             \
         const int *__restrict__ pin_w, int pull_passes
@@ -70,12 +99,13 @@ template <typename D>
 __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, const int* __restrict__ in_ptr,
                               const unsigned short* __restrict__ in_head, const int* __restrict__ in_w,
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
-                              int* tstamp, int* tq_next, int4* outq, long long* ctrl, int t, int r, D T,
+                              int* tstamp, int* tq_next, D* inbox, const int* __restrict__ out_head,
+                              const int* __restrict__ out_w, const int* __restrict__ tile_of,
+                              long long* ctrl, int t, int r, D T,
                               int max_steps, D* sd, unsigned char* flags, int tile_cap, int* s_ptr,
                               int* s_w, unsigned short* s_head, int edge_cap, long long* s_min,
                               int* s_left, int* s_any, long long& edges, long long& steps,
                               long long* s_ns) {
-    const int lane = threadIdx.x & 31;
     // the phase times, on thread 0's clock, kept in shared memory (s_ns[3..5]: this activation's
     // start, end of loads, end of steps; s_ns[0..2]: the block's sums), not in registers
     if (threadIdx.x == 0) s_ns[3] = global_ns();
@@ -87,8 +117,9 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     unsigned char* expd = flags + 3 * tile_cap;  // expanded in this activation
     bool mine = false;
     for (int i = threadIdx.x; i < len; i += blockDim.x) {
-        const D d = __ldcg(&dist[base + i]);
-        const int dv = __ldcg(&dirty[base + i]);
+        bool got;
+        const D d = take_inbox(inbox, base + i, __ldcg(&dist[base + i]), got);
+        const int dv = __ldcg(&dirty[base + i]) | got;
         const bool now = dv != 0 && d < T;
         sd[i] = d;
         cur[i] = now;
@@ -165,28 +196,20 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
         work = s_any[slot];
     }
     if (threadIdx.x == 0) s_ns[5] = global_ns();
-    // write back; dirty what is left (step cap) or pending; boundary work to the out queue
+    // write back; dirty what is left (step cap) or pending; the expanded relax their boundary edges
     long long least = 0x7fffffffffffffffLL;
     bool left_any = false;
-    for (int i0 = 0; i0 < len; i0 += blockDim.x) {  // block-uniform bounds: warp_push needs every lane
-        const int i = i0 + threadIdx.x;
-        bool push = false;
-        int ob = 0, oe = 0;
-        if (i < len) {
-            const int v = base + i;
-            const D d = sd[i];
-            dist[v] = d;
-            const bool left = cur[i] != 0;
-            if (left || pend[i]) {
-                dirty[v] = 1;
-                least = min(least, (long long)d);
-            }
-            left_any |= left;
-            ob = __ldg(&out_ptr[v]);
-            oe = __ldg(&out_ptr[v + 1]);
-            push = expd[i] && oe > ob;
+    for (int i = threadIdx.x; i < len; i += blockDim.x) {
+        const int v = base + i;
+        const D d = sd[i];
+        dist[v] = d;
+        const bool left = cur[i] != 0;
+        if (left || pend[i]) {
+            dirty[v] = 1;
+            least = min(least, (long long)d);
         }
-        push_boundary(push, make_int4(base + i, ob, oe, 0), outq, &ctrl[C_OUTQ + r % 3], lane);
+        left_any |= left;
+        if (expd[i]) relax_boundary(v, d, out_ptr, out_head, out_w, tile_of, dist, inbox, tstamp, tq_next, ctrl, r, edges);
     }
     if (least < 0x7fffffffffffffffLL) atomicMin(s_min, least);
     if (left_any) *s_left = 1;
@@ -199,7 +222,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
         s_ns[0] += s_ns[4] - s_ns[3];
         s_ns[1] += s_ns[5] - s_ns[4];
         s_ns[2] += done - s_ns[5];
-        atomicMax(&ctrl[C_TSLOW], done - s_ns[3]);
+        atomicMax(&ctrl[C_TSLOW + r % 3], done - s_ns[3]);
     }
     __syncthreads();  // shared memory is reused by the block's next tile
 }
@@ -222,7 +245,9 @@ template <typename D>
 __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_ptr, const int* __restrict__ pin_ptr,
                               const unsigned short* __restrict__ pin_tail, const int* __restrict__ pin_w,
                               const int* __restrict__ out_ptr, D* dist, int* dirty, long long* tpend,
-                              int* tstamp, int* tq_next, int4* outq, long long* ctrl, int t, int r, D T,
+                              int* tstamp, int* tq_next, D* inbox, const int* __restrict__ out_head,
+                              const int* __restrict__ out_w, const int* __restrict__ tile_of,
+                              long long* ctrl, int t, int r, D T,
                               int max_passes, int pull_passes, D* sd, int tile_cap, long long* s_min,
                               long long& edges,
                               long long& steps, long long* s_ns) {
@@ -236,12 +261,16 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
     D mine = Limits<D>::inf;
     bool was_dirty = false;
     int e0 = 0, e1 = 0;
+    D first = Limits<D>::inf;  // dist[v] as loaded: the write-back stores only what is lower
     if (own) {
-        mine = __ldcg(&dist[base + i]);
-        was_dirty = __ldcg(&dirty[base + i]) != 0;
+        first = __ldcg(&dist[base + i]);
+        bool got;
+        mine = take_inbox(inbox, base + i, first, got);
+        const bool marked = __ldcg(&dirty[base + i]) != 0;
+        was_dirty = marked || got;
         e0 = __ldg(&pin_ptr[base + i]);
         e1 = __ldg(&pin_ptr[base + i + 1]);
-        if (was_dirty) dirty[base + i] = 0;
+        if (marked) dirty[base + i] = 0;
         sd[i] = mine;
     }
     const int deg = e1 - e0;
@@ -252,7 +281,6 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
         tail[k] = k < deg ? __ldg(&pin_tail[e0 + k]) : tile_cap;
         wgt[k] = k < deg ? __ldg(&pin_w[e0 + k]) : 0;
     }
-    const D first = mine;
     if (threadIdx.x == 0) {
         *s_min = 0x7fffffffffffffffLL;
         sd[tile_cap] = Limits<D>::inf;  // the flag bytes' room: pull passes use no flags
@@ -298,18 +326,14 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
     const bool touched = was_dirty || mine < first;
     const bool left = work && changed;
     const bool pending = touched && !(mine < T);
-    bool push = false;
-    int ob = 0, oe = 0;
     if (own) {
         const int v = base + i;
         if (mine < first) dist[v] = mine;
         if (left || pending) dirty[v] = 1;
-        ob = __ldg(&out_ptr[v]);
-        oe = __ldg(&out_ptr[v + 1]);
-        push = touched && mine < T && oe > ob;
+        if (touched && mine < T)
+            relax_boundary(v, mine, out_ptr, out_head, out_w, tile_of, dist, inbox, tstamp, tq_next, ctrl, r, edges);
         edges += (long long)deg * passes;
     }
-    push_boundary(push, make_int4(base + i, ob, oe, 0), outq, &ctrl[C_OUTQ + r % 3], lane);
     warp_min_into(own && (left || pending), (long long)mine, s_min, lane);
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -320,7 +344,7 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
         s_ns[0] += s_ns[4] - s_ns[3];
         s_ns[1] += s_ns[5] - s_ns[4];
         s_ns[2] += done - s_ns[5];
-        atomicMax(&ctrl[C_TSLOW], done - s_ns[3]);
+        atomicMax(&ctrl[C_TSLOW + r % 3], done - s_ns[3]);
     }
     __syncthreads();  // shared memory is reused by the block's next tile
 }
@@ -373,47 +397,25 @@ __global__ void __launch_bounds__(1024, 1) opt_tiles_persistent(TILE_PARAMS) {
             if (leader) split_ns += global_ns() - t0;
             continue;
         }
-        if (leader) {  // slots nobody reads until after the next barrier
-            ctrl[C_NEAR + (r + 2) % 3] = 0;
-            ctrl[C_OUTQ + (r + 1) % 3] = 0;
-        }
+        if (leader) ctrl[C_NEAR + (r + 2) % 3] = 0;  // read last in round r - 1, written next in r + 1
         for (long long i = blockIdx.x; i < S; i += gridDim.x) {
             const int t = __ldcg(&tq[i]);
             if (pull_passes > 0)
                 tile_fixpoint_pull<D>(tile_ptr, pin_ptr, pin_tail, pin_w, out_ptr, dist, dirty, tpend, tstamp,
-                                      tq_next, outq, ctrl, t, r, T, max_steps, pull_passes, sd, tile_cap, &s_min, edges,
-                                      steps, s_ns);
+                                      tq_next, inbox, out_head, out_w, tile_of, ctrl, t, r, T, max_steps,
+                                      pull_passes, sd, tile_cap, &s_min, edges, steps, s_ns);
             else
                 tile_fixpoint<D>(tile_ptr, in_ptr, in_head, in_w, out_ptr, dist, dirty, tpend, tstamp, tq_next,
-                                 outq, ctrl, t, r, T, max_steps, sd, flags, tile_cap, s_ptr, s_w, s_head, edge_cap,
-                                 &s_min, &s_left, s_any, edges, steps, s_ns);
+                                 inbox, out_head, out_w, tile_of, ctrl, t, r, T, max_steps, sd, flags, tile_cap,
+                                 s_ptr, s_w, s_head, edge_cap, &s_min, &s_left, s_any, edges, steps, s_ns);
         }
         if (leader) activations += S;
         grid_barrier(ctrl, target);
-        if (leader) {  // nobody writes C_TSLOW again before the next barrier
-            critical_ns += ldcg64(&ctrl[C_TSLOW]);
-            ctrl[C_TSLOW] = 0;
+        if (leader) {  // slot r % 3 is written in round r only; (r + 2) % 3 next in round r + 2
+            critical_ns += ldcg64(&ctrl[C_TSLOW + r % 3]);
+            ctrl[C_TSLOW + (r + 2) % 3] = 0;
         }
-        // phase B: the boundary edges of the vertices expanded in phase A
-        const long long Q = ldcg64(&ctrl[C_OUTQ + r % 3]);
-        for (long long i = tid; i < Q; i += nthreads) {
-            const int4 entry = __ldcg(&outq[i]);  // (u, its boundary edges' range)
-            const int u = entry.x;
-            const D du = __ldcg(&dist[u]);
-            for (int e = entry.y; e < entry.z; ++e) {
-                const int v = __ldg(&out_head[e]);
-                const D nd = saturating_add(du, __ldg(&out_w[e]));
-                const int tv = __ldg(&tile_of[v]);  // in flight with the atomic
-                ++edges;
-                if (nd < atomicMin(&dist[v], nd)) {
-                    dirty[v] = 1;
-                    atomicMin(&tpend[tv], (long long)nd);
-                    if (nd < T) queue_tile(tv, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
-                }
-            }
-        }
-        grid_barrier(ctrl, target);
-        barriers += 2;
+        barriers += 1;
         ++r;
         if (r > max_rounds) {
             if (leader) ctrl[C_ERROR] = 1;

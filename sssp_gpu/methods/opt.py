@@ -400,8 +400,8 @@ def tile_shared_memory(tiling, dtype, limit: int) -> tuple[int, int]:
 def tile_time_note(state, total_ms: float) -> str:
     """Where a tile solve's time went, from the kernel's global-timer stamps (thread 0 of each
     block): the activations' phases summed over activations (they overlap across blocks), and
-    the sum over rounds of each round's slowest activation (phase A's share of the critical
-    path; the rest is phase B, the grid barriers and the splits)."""
+    the sum over rounds of each round's slowest activation (the activations' share of the
+    critical path; the rest is the grid barriers, the splits and blocks taking several tiles)."""
     load, steps, write, slowest = (state[slot] / 1e6 for slot in (C_TLOAD, C_TSTEPNS, C_TWRITE, C_TCRIT))
     return (f"tile time: loads and staging {load:.3f} ms, steps {steps:.3f} ms, write-backs {write:.3f} ms "
             f"(sums over activations); the rounds' slowest activations {slowest:.3f} ms of {total_ms:.3f} ms")
@@ -442,7 +442,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     tstamp[home] = 0
     queues = [cupy.zeros(count, dtype=np.int32), cupy.zeros(count, dtype=np.int32)]
     queues[0][0] = home
-    outq = cupy.zeros((max(n, 1), 4), dtype=np.int32)  # int4 entries: (vertex, boundary edges' range, 0)
+    inbox = cupy.full(max(n, 1), dtype_inf(dtype), dtype=dtype)  # boundary relaxations wait here (opt_tiles.cu)
     ctrl = np.zeros(C_SIZE, dtype=np.int64)
     ctrl[C_NEAR] = 1
     ctrl = cupy.asarray(ctrl)
@@ -456,7 +456,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     args = (dev(tiling.tile_ptr, np.int32), dev(tiling.tile_of, np.int32), np.int32(count),
             dev(tiling.in_ptr, np.int32), dev(tiling.in_head, np.uint16), dev(tiling.in_w, np.int32),
             dev(tiling.out_ptr, np.int32), dev(tiling.out_head, np.int32), dev(tiling.out_w, np.int32),
-            dist, dirty, tpend, tstamp, queues[0], queues[1], outq, ctrl, np.int64(delta),
+            dist, dirty, tpend, tstamp, queues[0], queues[1], inbox, ctrl, np.int64(delta),
             np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard, np.int32(edge_cap),
             dev(tiling.pin_ptr, np.int32), dev(tiling.pin_tail, np.uint16), dev(tiling.pin_w, np.int32),
             np.int32(passes))

@@ -16,10 +16,12 @@ The renumbering, in this order of preference:
   keeps more edges inside tiles than the ids as given.
 
 :func:`solve_cpu` is the same scheme in numpy (the fallback of ``opt -tile``): the rounds,
-the per-tile worklist steps, the near-far split between tiles, step for step as the kernel
-(``kernels/opt_tiles.cu``) runs them with push steps, only with every tile of a round stepping
-together. The kernel's pull passes (tiles that fit a block) reach the same fixpoints by a
-different schedule, so its counts differ from the model's; its distances do not.
+the per-tile worklist steps, the near-far split between tiles, as the kernel
+(``kernels/opt_tiles.cu``) first ran them: push steps, every tile of a round stepping together,
+then the boundary edges in a phase of their own. The kernel now runs pull passes where a tile
+fits a block and relaxes boundary edges into inboxes in each tile's write-back (one grid
+barrier a round; tests/test_tile_rounds.py models that), so its counts differ from the
+model's; its distances do not.
 """
 from __future__ import annotations
 
