@@ -215,8 +215,8 @@ def test_gpu_tiles_on_figure1_and_the_cpu_agree():
 
 
 def test_opt_takes_tiles_by_itself_only_where_they_were_measured_to_win():
-    """Grids: tiles of 1024 and 32 pull passes, with unit weights or not (H100: 3.16 -> 0.72 ms
-    and 3.83 -> 1.44 ms); the road stand-in, power-law and shuffled grids: the plain near-far path."""
+    """Grids: tiles of 1024 and 32 pull passes, with unit weights or not (H100: 3.16 -> 0.64 ms
+    and 3.83 -> 1.20 ms); the road stand-in, power-law and shuffled grids: the plain near-far path."""
     from grader.data import synth
     assert tiles.automatic(synth.grid(90, 90, weights=None, seed=1)) == (1024, 32)
     assert tiles.automatic(synth.grid(90, 77, weights=(1, 100), seed=2)) == (1024, 32)

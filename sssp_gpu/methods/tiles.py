@@ -41,9 +41,9 @@ MIN_TILE, MAX_TILE = TILE_RANGE  # shared memory: a distance (8 B at most) and 4
 # with -tile (0: no cap, i.e. STEPS_PER_VERTEX x the tile size); on the GPU a step is a pull
 # pass where a tile fits one block (opt.TILE_PULL_PASSES). 16 came from the numpy model and is
 # the road stand-in's best with -tile (pull passes: 3.42 ms at 16, 4.82 ms at 32); on the grids
-# 32 won (H100, pull passes: weighted 1.65 -> 1.44 ms, unit 1.01 -> 0.72 ms; BENCHMARKS.md,
-# issue 26), so the automatic choice below uses 32 and an explicit -tile keeps 16 unless -fuse
-# says otherwise.
+# 32 won (H100, pull passes and inboxes: weighted 1.28 -> 1.18 ms, unit 0.79 -> 0.59 ms;
+# BENCHMARKS.md, issue 26), so the automatic choice below uses 32 and an explicit -tile keeps
+# 16 unless -fuse says otherwise.
 DEFAULT_STEPS = 16
 AUTO_TILE, AUTO_STEPS = 1024, 32
 STEPS_PER_VERTEX = 4
@@ -123,9 +123,10 @@ def grid_columns(graph: Graph) -> int | None:
 
 def automatic(graph: Graph) -> tuple[int, int] | None:
     """(tile size, step cap) when opt should use tiles without being asked, else None: on the
-    H100, with pull passes at cap 32, they win on grids (unit 700^2: 3.16 -> 0.72 ms; weighted:
-    3.83 -> 1.44 ms, bucket 64x the largest weight) and lose 2x on the road stand-in (1.6 ->
-    3.4 ms), whose highways leave every tile many times (BENCHMARKS.md, issue 26)."""
+    H100, with pull passes at cap 32 and boundary inboxes, they win on grids (unit 700^2: 3.16
+    -> 0.64 ms; weighted: 3.83 -> 1.20 ms, bucket 64x the largest weight) and lose 1.8x on the
+    road stand-in (1.63 -> 2.89 ms), whose highways leave every tile many times (BENCHMARKS.md,
+    issue 26)."""
     if graph.m == 0 or graph.n < MIN_TILE:
         return None
     if grid_columns(graph) is None:   # first: its look at the first edges rejects most graphs at once
