@@ -94,7 +94,8 @@ __device__ __forceinline__ void relax_boundary(int v, D d, const int* __restrict
         const int *__restrict__ pin_ptr, const unsigned short *__restrict__ pin_tail,             \
         const int *__restrict__ pin_w, int pull_passes
 
-// Phase A for tile t of round r (the whole block calls it; it begins and ends block-uniform).
+// An activation of tile t in round r by push steps (the whole block calls it; it begins and
+// ends block-uniform).
 template <typename D>
 __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, const int* __restrict__ in_ptr,
                               const unsigned short* __restrict__ in_head, const int* __restrict__ in_w,
@@ -215,7 +216,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     if (left_any) *s_left = 1;
     __syncthreads();
     if (threadIdx.x == 0) {
-        tpend[t] = *s_min;  // phase A: only this block writes tpend[t]
+        tpend[t] = *s_min;  // only the block of tile t writes tpend[t]
         if (*s_left) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
         steps += step;
         const long long done = global_ns();
@@ -227,7 +228,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     __syncthreads();  // shared memory is reused by the block's next tile
 }
 
-// Phase A by pull passes (pull_passes > 0; tile_cap <= blockDim): thread i owns vertex i of
+// An activation by pull passes (pull_passes > 0; tile_cap <= blockDim): thread i owns vertex i of
 // the tile and is its distance's only writer. A pass lowers its distance to the least
 // sd[u] + w over its intra-tile in-edges from vertices u below T (no atomics; the first
 // PULL_REGS in-edges are held in registers for the whole activation). pull_passes passes
@@ -321,7 +322,7 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
         work = __syncthreads_or(changed);
     }
     if (threadIdx.x == 0) s_ns[5] = global_ns();
-    // write back: expanded (boundary edges to the out queue) below T; dirty at or above T, or
+    // write back: below T, expanded (boundary edges into the inboxes); dirty at or above T, or
     // stored in the last interval of a capped activation
     const bool touched = was_dirty || mine < first;
     const bool left = work && changed;
@@ -337,7 +338,7 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
     warp_min_into(own && (left || pending), (long long)mine, s_min, lane);
     __syncthreads();
     if (threadIdx.x == 0) {
-        tpend[t] = *s_min;  // phase A: only this block writes tpend[t]
+        tpend[t] = *s_min;  // only the block of tile t writes tpend[t]
         if (work) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
         steps += passes;
         const long long done = global_ns();
