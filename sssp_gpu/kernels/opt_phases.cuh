@@ -158,6 +158,28 @@ __device__ void expand_phase(const Ctx<D>& c, int r, int fcur, D T, long long S,
     const long long spread = (S + nwarps - 1) / nwarps;
     const bool wide = !SHARED_QUEUE && S > 32 * nwarps;  // more vertices than threads
     const int per = spread >= 32 ? 32 : (int)max(1LL, spread);
+    if (per == 1) {  // a vertex a warp (thin rounds, bucket fusion's steps): its edges a lane each,
+        // with no degree scan and no owner search (their shuffles were on every step's chain)
+        for (long long i = gwarp; i < S; i += nwarps) {
+            const int u = SHARED_QUEUE ? q[i] : __ldcg(&q[i]);  // one address: a broadcast
+            const D du = __ldcg(&c.dist[u]);
+            const int beg = __ldg(&c.row_ptr[u]);
+            int deg = __ldg(&c.row_ptr[u + 1]) - beg;
+            if (deg > c.hub_degree) {
+                const int pieces = (deg + OPT_CHUNK - 1) / OPT_CHUNK;
+                if (lane == 0) {
+                    const unsigned long long at =
+                        atomicAdd((unsigned long long*)&c.ctrl[C_CHUNK + r % 3], (unsigned long long)pieces);
+                    for (int k = 0; k < pieces; ++k) c.chunks[at + k] = make_int2(u, k);
+                }
+                deg = 0;
+            }
+            for (int eb = 0; eb < deg; eb += 32)  // warp-uniform bounds: relax_push needs every lane
+                relax_push(c, eb + lane < deg, (long long)beg + eb + lane, du, T, r + 1, fcur, lane, edges, local,
+                           wide);
+        }
+        return;
+    }
     for (long long base = gwarp * per; base < S; base += nwarps * per) {
         const long long i = base + lane;
         int deg = 0, beg = 0;
