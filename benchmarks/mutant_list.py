@@ -146,6 +146,10 @@ MUTANTS = [
            "c.ctrl[C_ROUNDS] = r + 1;",
            "opt in-core reports one round more than it ran", OPT),
     # -- opt_tiles.cu (opt -tile N) ------------------------------------------------------------
+    Mutant("opt-one-vertex-warp-drops-an-edge", "sssp_gpu/kernels/opt_phases.cuh",
+           "relax_push(c, eb + lane < deg, (long long)beg + eb + lane",
+           "relax_push(c, eb + lane + 1 < deg, (long long)beg + eb + lane",
+           "a warp that takes one vertex never relaxes its last edge", OPT),
     Mutant("opt-tiles-pending-forgotten", "sssp_gpu/kernels/opt_tiles.cu",
            "if (left || pend[i]) {",
            "if (left) {",
