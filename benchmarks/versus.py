@@ -162,9 +162,8 @@ def bench(settings, budget, record, device) -> dict:
     lines = [verdicts.verdict("gapbs", GAPBS_GOAL, goal_rows["gapbs"]),
              verdicts.verdict("Gunrock", GUNROCK_GOAL, goal_rows["Gunrock"])]
     if tile_goals:
-        lines.append(f"opt -tile {TILE_BENCH} (issue 26, asked for explicitly; opt's own row takes tiles by itself on "
-                     f"grids; not in the verdicts above): "
-                     + "; ".join(tile_goals))
+        lines.append(f"issue 26's goals for opt (its own row takes tiles by itself on grids; the -tile {TILE_BENCH} "
+                     f"rows ask for them, cap 16): " + "; ".join(tile_goals))
     print_table(f"opt incore against gapbs, Gunrock and scipy ({device.timing_label})",
                 ["graph", "opt ms", "gapbs ms", "gapbs/opt", "Gunrock ms", "Gunrock/opt", "scipy ms",
                  "rounds", "relax/edge", "check"], rows, [goals] + lines + notes)
@@ -173,9 +172,11 @@ def bench(settings, budget, record, device) -> dict:
 
 
 def _tile_goal(scale: str, spec, tiled_ms: float, opt_ms: float) -> str:
+    """Issue 26's goal for the graph, judged on opt as it runs by default (its own row, which
+    takes tiles by itself where they win), beside the explicit -tile row."""
     goal = TILE_GOALS_MS[spec.key]
-    verdict = ("met" if tiled_ms <= goal else "missed") if scale == "full" else "goal applies at full scale"
-    return f"{spec.label} {tiled_ms:.3f} ms (opt {opt_ms:.3f} ms; goal <= {goal:g} ms: {verdict})"
+    verdict = goal_text(opt_ms, goal, "ms") if scale == "full" else "applies at full scale only"
+    return f"{spec.label}: opt {opt_ms:.3f} ms, -tile {TILE_BENCH} {tiled_ms:.3f} ms; goal {verdict}"
 
 
 def mandatory_seconds(settings, device_is_gpu: bool = True) -> float:
