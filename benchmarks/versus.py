@@ -20,7 +20,7 @@ from .verdicts import Baseline
 GAPBS_GOAL, GUNROCK_GOAL, OUTCORE_GOAL = 5.0, 3.0, 2.0
 # opt -tile N (issue 26, item 1): an extra row on the graphs with locality, tiles asked for
 # explicitly (step cap 16), and its goals in ms at full scale (grid weighted, grid unit, road
-# stand-in); opt's own row takes tiles by itself on grids (cap 32 unit, 16 weighted)
+# stand-in); opt's own row takes tiles by itself on grids (cap 32)
 TILE_BENCH = 1024
 TILE_GOALS_MS = {"grid-w": 1.7, "grid-u": 2.2, "road": 1.0}
 

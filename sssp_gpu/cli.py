@@ -42,7 +42,7 @@ usage: sssp -input FILE -bsize N -bcount N -output FILE METHOD -sync incore|outc
   -fuse N          opt only: block-local steps per thin round, bucket fusion (default 32; 0: off)
   -tile N          opt only: tile fixpoints in shared memory, tiles of N vertices (32..3072;
                    0: off; default on the GPU: 1024 for grids, else off); with it,
-                   -fuse N caps a tile's steps per round (default 16; 32 when opt chose them for unit weights)
+                   -fuse N caps a tile's steps per round (default 16; 32 when opt chose them)
   -paths FILE      also write each vertex's predecessor on a shortest path, "<vertex>:<pred>"
                    ("-" for the source and unreachable); python -m sssp_gpu.paths prints a path
 

@@ -16,7 +16,7 @@ import random
 import numpy as np
 import pytest
 
-from tests.test_tile_steps import INF, dijkstra
+from tests.test_tile_steps import INF, dijkstra, random_graph
 
 
 def activation(sd, dirty, T, into, max_passes, pull_passes, rng, keep_last=True):
@@ -95,13 +95,6 @@ def solve(adj, n, delta, max_passes, pull_passes, rng, keep_last=True):
             return sd.tolist()
         T = min(int(sd[dirty].min()) + delta, INF)  # a split
     raise AssertionError("no convergence")
-
-
-def random_graph(rng, n):
-    adj = [[] for _ in range(n)]
-    for _ in range(rng.randint(0, 5 * n)):
-        adj[rng.randrange(n)].append((rng.randrange(n), rng.randint(0, 9)))
-    return adj
 
 
 @pytest.mark.parametrize("seed", range(4))

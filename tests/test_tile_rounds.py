@@ -17,7 +17,7 @@ import random
 
 import pytest
 
-from tests.test_tile_steps import INF, dijkstra
+from tests.test_tile_steps import INF, dijkstra, random_graph
 
 
 class Model:
@@ -124,10 +124,7 @@ class Model:
 
 def random_case(rng):
     n = rng.randint(2, 36)
-    adj = [[] for _ in range(n)]
-    for _ in range(rng.randint(0, 4 * n)):
-        adj[rng.randrange(n)].append((rng.randrange(n), rng.randint(0, 9)))
-    return n, adj, rng.randint(1, 8), rng.choice([1, 3, 10, INF]), rng.choice([1, 2, 5, 10**6])
+    return n, random_graph(rng, n, per_vertex=4), rng.randint(1, 8), rng.choice([1, 3, 10, INF]), rng.choice([1, 2, 5, 10**6])
 
 
 @pytest.mark.parametrize("seed", range(4))

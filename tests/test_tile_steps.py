@@ -122,14 +122,21 @@ def dijkstra(adj, n):
     return dist
 
 
+def random_graph(rng, n, per_vertex=5):
+    """Out-adjacency of up to per_vertex * n random edges (loops and repeats included), weights 0..9:
+    the graphs of this file's and the other tile protocol models' tests."""
+    adj = [[] for _ in range(n)]
+    for _ in range(rng.randint(0, per_vertex * n)):
+        adj[rng.randrange(n)].append((rng.randrange(n), rng.randint(0, 9)))
+    return adj
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_steps_in_any_interleaving_give_dijkstra(seed):
     rng = random.Random(seed)
     for _ in range(100):
         n = rng.randint(2, 50)
-        adj = [[] for _ in range(n)]
-        for _ in range(rng.randint(0, 5 * n)):
-            adj[rng.randrange(n)].append((rng.randrange(n), rng.randint(0, 9)))
+        adj = random_graph(rng, n)
         delta = rng.choice([1, 3, 10, INF])
         threads, cap = rng.choice([1, 2, 3, 8, 32]), rng.choice([1, 2, 5, 10**6])
         assert solve(adj, n, delta, threads, cap, rng) == dijkstra(adj, n)

@@ -84,6 +84,26 @@ __device__ __forceinline__ void relax_boundary(int v, D d, const int* __restrict
     }
 }
 
+// The end of an activation, push steps or pull passes alike (the whole block calls it, after a
+// barrier that made *s_min final): the tile's pending bound, its queueing when the cap stopped it
+// (requeue), and thread 0's phase times (s_ns[3..5]: this activation's start, end of loads, end of
+// steps; s_ns[0..2]: the block's sums; the round's slowest activation in C_TSLOW).
+__device__ __forceinline__ void end_activation(int t, int r, bool requeue, int count, long long* tpend, int* tstamp,
+                                               int* tq_next, long long* ctrl, const long long* s_min,
+                                               long long& steps, long long* s_ns) {
+    if (threadIdx.x == 0) {
+        tpend[t] = *s_min;  // only the block of tile t writes tpend[t]
+        if (requeue) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
+        steps += count;
+        const long long done = global_ns();
+        s_ns[0] += s_ns[4] - s_ns[3];
+        s_ns[1] += s_ns[5] - s_ns[4];
+        s_ns[2] += done - s_ns[5];
+        atomicMax(&ctrl[C_TSLOW + r % 3], done - s_ns[3]);
+    }
+    __syncthreads();  // shared memory is reused by the block's next tile
+}
+
 #define TILE_PARAMS                                                                              \
     const int *__restrict__ tile_ptr, const int *__restrict__ tile_of, int tiles,                 \
         const int *__restrict__ in_ptr, const unsigned short *__restrict__ in_head,               \
@@ -215,17 +235,7 @@ __device__ __forceinline__ void tile_fixpoint(const int* __restrict__ tile_ptr, 
     if (least < 0x7fffffffffffffffLL) atomicMin(s_min, least);
     if (left_any) *s_left = 1;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        tpend[t] = *s_min;  // only the block of tile t writes tpend[t]
-        if (*s_left) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
-        steps += step;
-        const long long done = global_ns();
-        s_ns[0] += s_ns[4] - s_ns[3];
-        s_ns[1] += s_ns[5] - s_ns[4];
-        s_ns[2] += done - s_ns[5];
-        atomicMax(&ctrl[C_TSLOW + r % 3], done - s_ns[3]);
-    }
-    __syncthreads();  // shared memory is reused by the block's next tile
+    end_activation(t, r, *s_left, step, tpend, tstamp, tq_next, ctrl, s_min, steps, s_ns);
 }
 
 // An activation by pull passes (pull_passes > 0; tile_cap <= blockDim): thread i owns vertex i of
@@ -337,17 +347,7 @@ __device__ __forceinline__ void tile_fixpoint_pull(const int* __restrict__ tile_
     }
     warp_min_into(own && (left || pending), (long long)mine, s_min, lane);
     __syncthreads();
-    if (threadIdx.x == 0) {
-        tpend[t] = *s_min;  // only the block of tile t writes tpend[t]
-        if (work) queue_tile(t, r + 1, tstamp, tq_next, &ctrl[C_NEAR + (r + 1) % 3]);
-        steps += passes;
-        const long long done = global_ns();
-        s_ns[0] += s_ns[4] - s_ns[3];
-        s_ns[1] += s_ns[5] - s_ns[4];
-        s_ns[2] += done - s_ns[5];
-        atomicMax(&ctrl[C_TSLOW + r % 3], done - s_ns[3]);
-    }
-    __syncthreads();  // shared memory is reused by the block's next tile
+    end_activation(t, r, work, passes, tpend, tstamp, tq_next, ctrl, s_min, steps, s_ns);
 }
 
 template <typename D>

@@ -378,7 +378,7 @@ def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
 # to this many bytes a block; 0: never (their reads go through L1/L2). A 32 x 32 grid tile has
 # ~4k intra edges (24 KB).
 TILE_STAGE_BYTES = 96 * 1024
-# Phase A by pull passes, this many between block-wide checks (kernels/opt_tiles.cu,
+# Tile activations by pull passes, this many between block-wide checks (kernels/opt_tiles.cu,
 # tile_fixpoint_pull), when a tile fits one block; 0: push steps (tile_fixpoint).
 TILE_PULL_PASSES = 8
 DEFAULT_DYNAMIC_SHARED = 48 * 1024  # more needs the kernel's opt-in attribute
@@ -416,7 +416,8 @@ def _shared_limit() -> int:
 
 def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     """One persistent cooperative kernel (kernels/opt_tiles.cu) for either -sync: its rounds
-    need a grid barrier between the tile phase and the boundary phase."""
+    need a grid barrier between them. Only the intra-tile edges its activations read go to the
+    GPU: in-edges for pull passes, out-edges for push steps."""
     import cupy
 
     from .. import kernels
@@ -429,6 +430,9 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
 
     def dev(array, dtype):
         return upload(array if array.shape[0] else np.zeros(1), dtype)
+
+    def intra(ptr, ends, w, wanted):  # the other direction's arrays stay on the host
+        return tuple(dev(a if wanted else a[:0], t) for a, t in ((ptr, np.int32), (ends, np.uint16), (w, np.int32)))
 
     source = int(tiling.rank[0])
     home = int(tiling.tile_of[source])
@@ -454,12 +458,11 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     blocks = _persistent_blocks(kernel, run.bsize, shared)
     guard = np.int32(min(max_rounds(graph), np.iinfo(np.int32).max - 1))
     args = (dev(tiling.tile_ptr, np.int32), dev(tiling.tile_of, np.int32), np.int32(count),
-            dev(tiling.in_ptr, np.int32), dev(tiling.in_head, np.uint16), dev(tiling.in_w, np.int32),
+            *intra(tiling.in_ptr, tiling.in_head, tiling.in_w, not passes),
             dev(tiling.out_ptr, np.int32), dev(tiling.out_head, np.int32), dev(tiling.out_w, np.int32),
             dist, dirty, tpend, tstamp, queues[0], queues[1], inbox, ctrl, np.int64(delta),
             np.int32(tiling.size), np.int32(tiles.step_cap(tiling.size, run.fuse)), guard, np.int32(edge_cap),
-            dev(tiling.pin_ptr, np.int32), dev(tiling.pin_tail, np.uint16), dev(tiling.pin_w, np.int32),
-            np.int32(passes))
+            *intra(tiling.pin_ptr, tiling.pin_tail, tiling.pin_w, passes > 0), np.int32(passes))
     timer = GpuTimer()
     with timer.region():
         kernel((blocks,), (run.bsize,), args, shared_mem=shared)
@@ -472,7 +475,7 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
     launch = (f"{blocks} blocks x {run.bsize} threads (grid sized to fill the GPU, -bcount not used; "
               f"one persistent cooperative kernel, a block per tile of <= {tiling.size} vertices, "
               f"{shared} bytes of shared memory each, " +
-              (f"phase A by pull passes, {passes} between checks)" if passes else
+              (f"activations by pull passes, {passes} between checks)" if passes else
                f"intra-tile edges staged there up to {edge_cap} a tile)"))
     notes = _tile_notes(tiling, run, delta, int(state[C_SPLITS]), rounds, int(state[C_TACTIVE]), int(state[C_TSTEPS]),
                         "shared-memory pull passes" if passes else "shared-memory steps")
