@@ -205,7 +205,10 @@ def test_without_tmpfs_or_cgroups_the_run_still_works_and_the_uid_sweep_kills_de
 
 def test_without_a_tmpfs_the_folder_size_is_polled_and_the_run_stopped(monkeypatch):
     monkeypatch.setattr(sandbox, "is_root", lambda: False)     # as an ordinary user: no tmpfs
-    script = "i=0; while [ $i -lt 400 ]; do dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null; i=$((i+1)); done; echo done"
+    # 400 MB at most, over >= 4 s: a burst that finished between two polls (0.25 s apart) would
+    # pass unseen, which is what the poller cannot promise and this test does not ask
+    script = ("i=0; while [ $i -lt 400 ]; do dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null; sleep 0.01; "
+              "i=$((i+1)); done; echo done")
     began = time.monotonic()
     with run_program(lambda out: ["/bin/sh", "-c", script], 60, sandbox=Sandbox(user="never", temp_quota_mb=8),
                      file_limit_bytes=1 << 20) as result:
