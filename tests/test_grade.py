@@ -214,7 +214,7 @@ def test_archives_grade_by_name_and_refused_ones_score_zero(tmp_path, capsys):
         evil.size = 1
         archive.addfile(evil, io.BytesIO(b"x"))
     out = tmp_path / "out"
-    assert grade.run([subs], out=out, config=config(tmp_path), quiet=True, methods=["tpe"]) == 0
+    assert grade.run([subs], out=out, config=config(tmp_path), quiet=True, methods=["tpe"]) == grade.REFUSED
     assert results(out, "alice")["score"] == 60
     refused = results(out, "mallory")
     assert refused["score"] == 0 and "refused" in refused["output"] and "'..'" in refused["output"]

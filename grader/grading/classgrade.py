@@ -1,0 +1,176 @@
+"""Grading a class: the matrix and graphs readied once, each submission graded
+(grader.grading.student) with its failures kept to itself, then what comes after the last
+student (counterexamples with --jobs, similarity, the class page), the class files and the
+console's closing table.
+
+Exit status (grade_class's return): see EXIT_STATUS.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from grader.grading import classpage, gradebook, manual, schedule
+from grader.grading.config import load_grading
+from grader.grading.layouts import discover
+from grader.grading.privacy import set_access
+from grader.grading.student import grade_one_guarded, remove_tree
+from grader.grading.submission import Refused
+from grader.jail.bwrap import unavailable as jail_unavailable
+from grader.jail.sandbox import session_root
+from grader.sweep.cells import expand, graph_label
+from grader.sweep.config import ConfigError
+from grader.sweep.executors import open_pool_or_say
+from grader.sweep.executors.celltask import run_task
+from grader.sweep.graphs import GraphUnavailable, prepare_graph, sigterm_as_interrupt
+from grader.sweep.store import LockedResults, ResultsLocked
+from sssp_common.files import REPO_ROOT
+from sssp_common.record import latest_by_run_id, machine, project_commit, read_rows
+
+DEFAULT_CONFIG = Path("configs/grading.toml")
+INTERRUPTED = 130
+REFUSED = 3
+
+EXIT_STATUS = """\
+exit status: 0 every submission graded, whatever its score; 1 graded, but not one run of any
+built submission was right (suspect the machine: GPU, driver, timeout); 2 bad usage, config or
+DIR/report_scores.csv; 3 graded, but some submissions were refused (unreadable or unsafe
+uploads, or the grader failed on them: each named on stderr, the rest of the class graded);
+130 interrupted (rerun to resume)"""
+
+
+def grade_class(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
+        timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
+        unsafe=False, share="none",
+        jobs=1, sample_code=None, sanitizer=None, diagnose=True, shrink=True,
+        stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None) -> int:
+    """0: every submission graded (whatever its score); 1: graded, but no run of any built submission
+    was right (suspect the machine); 2: bad usage, config or report_scores.csv; 130: interrupted.
+    executor, workers, scheduler: where the runs go (grader.sweep.executors; default: the matrix's, else local)."""
+    stdout, err = stdout or sys.stdout, err or sys.stderr
+    config = Path(config) if config else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG)
+    try:
+        grading = load_grading(config, nvcc=nvcc, arch=arch, scale=scale, graphs=graphs, methods=methods,
+                               reps=reps, timeout=timeout, rubric=rubric)
+        found = discover(list(submissions))
+        report_scores = manual.read_scores(Path(out) / manual.FILE, grading.rubric.report)
+    except (ConfigError, Refused, manual.ManualScoresError) as error:
+        print(f"grader grade: {error}", file=err)
+        return 2
+    if not found:
+        print("grader grade: no submissions found", file=err)
+        return 2
+    if unsafe:   # as before the jail: the sandbox user, limits and cgroups only
+        grading = dataclasses.replace(grading, sandbox=dataclasses.replace(grading.sandbox, jail=False))
+        print("grader grade: --unsafe: builds and runs are NOT jailed: a submission can read and run what the "
+              "sandbox user can reach (other students' builds among them); every record says so", file=err)
+    elif why := jail_unavailable():
+        print(f"grader grade: no jail, so no grading: {why} (--unsafe grades without one)", file=err)
+        return 2
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    set_access(out, "none")      # private while grading: classmates' results are nobody else's business
+    try:
+        store = LockedResults(out / "runs.jsonl")
+    except ResultsLocked as error:
+        print(f"grader grade: {error}", file=err)
+        return 2
+    os.chmod(out / "runs.jsonl", 0o600)
+    matrix = grading.matrix
+    if jobs < 1 or (jobs > 1 and (executor or matrix.executor) != "local"):
+        print(f"grader grade: --jobs {jobs}: must be at least 1, and above 1 only with the local executor", file=err)
+        store.close()
+        return 2
+    if sample_code is not None and not Path(sample_code).is_dir():
+        print(f"grader grade: --sample-code {sample_code}: not a folder", file=err)
+        store.close()
+        return 2
+    classrun = schedule.start(jobs, sanitizer, diagnose, force)
+    pool = schedule.open_pool(classrun, run_task) if jobs > 1 else \
+        open_pool_or_say(run_task, matrix, executor=executor, workers=workers, scheduler=scheduler,
+                         command="grader grade", err=err)
+    if pool is None:
+        store.close()
+        return 2
+    cache_dir = Path(cache_dir) if cache_dir else matrix.cache_dir
+    provenance = {"machine": machine(), "commit": project_commit()}
+    work = session_root() / "grade"
+    work.mkdir(mode=0o711, exist_ok=True)   # passable, not listable: student ids stay unseen
+    os.chmod(work, 0o711)
+    previous = sigterm_as_interrupt()
+    began = time.monotonic()
+    graphs_ready: dict[str, object] = {}
+    skipped: dict[str, str] = {}
+    summary = {}
+    try:
+        for entry in matrix.graphs:
+            name = graph_label(entry)
+            orderings = {c.ordering for c in expand(matrix, graphs=(entry,))}
+            try:
+                graphs_ready[name] = prepare_graph(entry, matrix, orderings, cache_dir)
+            except GraphUnavailable as why:
+                skipped[name] = str(why)
+                print(f"grader grade: skipped graph {name}: {why}", file=err)
+        classrun.timed = schedule.timed_graphs(graphs_ready) if jobs > 1 else set()
+        shared_store = schedule.LockedStore(store, classrun.store_lock)
+        # the results file read once (this grader holds its lock), then kept up to date by grade_one
+        recorded = latest_by_run_id(read_rows(store.path, warn=None)) if not force else None
+        def one(submission):   # a thread per student in flight when --jobs > 1
+            return grade_one_guarded(submission, grading, graphs_ready, out, work, shared_store,
+                                     provenance, {} if force else recorded, quiet, err, pool, report_scores.get(submission.student, {}), classrun=classrun,
+                             shrink=shrink)
+
+        for submission, data in schedule.each_student(found, one, classrun.lanes):
+            summary[submission.student] = data
+        summary.update(schedule.counterexamples_after_class(classrun, time.monotonic() - began))
+        similar = schedule.after_class(out, work, list(summary), sample_code)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; results so far are in {out}; rerun to resume", file=err)
+        return INTERRUPTED
+    finally:
+        classrun.close()
+        pool.close(cancel=True)   # nothing is in flight unless interrupted: then the runs are stopped
+        store.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        remove_tree(work)
+    rows = [r for r in latest_by_run_id(read_rows(out / "runs.jsonl", warn=None)).values()]
+    board_rows = [r for r in rows if r.get("ran_alone") is not False]   # --jobs: concurrent runs' times are not ranked
+    everyone = gradebook.class_results(out)          # this run's students and those graded before
+    gradebook.write_gradebook(out, everyone)
+    gradebook.write_leaderboard(out, gradebook.students_rows(everyone, board_rows))
+    manual.record_found(out / manual.FILE, {s: d.get("report_found", "") for s, d in summary.items()},
+                        grading.rubric.report)
+    page = classpage.write(out, rows, similar)
+    top = similar["pairs"][0] if similar["pairs"] else None
+    print(f"class page: {page}" + (f" (most similar sources: {top['a']} and {top['b']}, {top['score']:.2f})" if top else ""),
+          file=stdout)
+    set_access(out, share)
+    width = max(len(s) for s in summary)
+    for student, data in sorted(summary.items()):
+        runs = data.get("runs", {})
+        pending = any((t.get("extra_data") or {}).get("entered") is False for t in data["tests"])
+        print(f"{student:<{width}}  {round(data['score'], 2):>7g} / {data['max_score']:<5g}  "
+              f"build {'ok' if data.get('built') else 'FAILED'}  runs ok {runs.get('ok', 0)}/{runs.get('total', 0)}"
+              + ("  report pending" if pending else ""), file=stdout)
+    for name, why in skipped.items():
+        print(f"skipped graph {name}: {why}", file=stdout)
+    print(f"per student: {out}/<student>/results.json, index.html; class ({len(everyone)} students): "
+          f"{out}/gradebook.csv, {out}/leaderboard.csv; report scores: {out}/{manual.FILE}", file=stdout)
+    tried = sum(d.get("runs", {}).get("tried", 0) for d in summary.values())
+    if tried and not any(d.get("runs", {}).get("ok") for d in summary.values()):
+        print(f"grader grade: not one of {tried} runs was right, for any submission: check the machine "
+              f"(GPU, driver, timeout) before publishing these grades", file=err)
+        return 1
+    refusals = {s: d["refused"] for s, d in summary.items() if d.get("refused")}
+    for name, why in sorted(refusals.items()):
+        print(f"grader grade: {name}: refused: {why}", file=err)
+    if refusals:
+        print(f"grader grade: {len(refusals)} of {len(summary)} submissions refused (scored as nothing handed "
+              f"in; the rest of the class is graded)", file=err)
+        return REFUSED
+    return 0
