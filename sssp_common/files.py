@@ -230,7 +230,7 @@ def same_file(a, b) -> bool:
         return False
 
 
-CACHE_KINDS = ("graphs", "reference", "digests", "orderings", "synth", "inputs")
+CACHE_KINDS = ("graphs", "reference", "digests", "orderings", "synth", "inputs", "tilings")
 
 
 def cache_dir(kind: str) -> Path:

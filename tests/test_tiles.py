@@ -117,13 +117,6 @@ def test_grids_are_cut_into_square_blocks():
     assert "Cuthill-McKee" in tiles.build(shuffled_ids(synth.grid(60, 60), 2), 256).how
 
 
-def test_the_last_tiling_is_kept_for_the_same_graph():
-    graph = GRAPHS["grid-w"]
-    first = tiles.tiling_for(graph, 512)
-    assert tiles.tiling_for(graph, 512) is first
-    assert tiles.tiling_for(graph, 1024) is not first
-
-
 def test_tile_option_is_checked():
     assert Run("opt").tile_size == 0 and Run("opt", tile=0).tile_size == 0
     assert Run("opt", tile=1024).tile_size == 1024
@@ -244,7 +237,7 @@ def test_an_explicit_tile_or_fuse_wins_over_the_automatic_choice():
 def test_staging_takes_the_largest_tile_when_it_fits_and_never_more_than_asked(monkeypatch):
     from sssp_gpu.methods import opt
 
-    tiling = tiles.tiling_for(GRAPHS["grid-w"], 1024)
+    tiling = tiles.build(GRAPHS["grid-w"], 1024)
     largest = int(np.diff(tiling.in_ptr[tiling.tile_ptr]).max())
     fixed = 1024 * 8 + 4 * 1025
     cap, shared = opt.tile_shared_memory(tiling, np.int32, 227 * 1024)

@@ -362,8 +362,9 @@ def _tile_notes(tiling, run: Run, delta: int, splits: int, rounds: int, activati
 def _run_tiles_cpu(graph: Graph, run: Run) -> Result:
     """The tile scheme in numpy (tiles.solve_cpu); renumbering and tiling are setup, untimed."""
     from . import tiles
+    from .tile_cache import tiling_for
 
-    tiling = tiles.tiling_for(graph, run.tile_size)
+    tiling = tiling_for(graph, run.tile_size)
     delta = choose_delta(graph, run, on_gpu=False)
     timer = CpuTimer()
     with timer.region():
@@ -422,8 +423,9 @@ def _run_tiles_gpu(graph: Graph, run: Run) -> Result:
 
     from .. import kernels
     from . import tiles
+    from .tile_cache import tiling_for
 
-    tiling = tiles.tiling_for(graph, run.tile_size)  # setup (untimed), like the CSR
+    tiling = tiling_for(graph, run.tile_size)  # setup (untimed), like the CSR; cached on disk
     dtype = distance_dtype(graph)
     delta = choose_delta(graph, run, on_gpu=True, tiled=True)
     n, count = graph.n, tiling.tiles
