@@ -3,7 +3,7 @@
 Six graphs (issue 13): the 700x700 grid with weights 1..100 and with unit weights, R-MAT
 scale 20 (edge factor 16) weighted and unit, and the roadNet-CA and LiveJournal stand-ins
 (``grader.data.synth``, unit weights). Each is kept as raw arrays (``.npy``, read back in well under
-a second) plus the files the programs read: SNAP text for ``./sssp`` (stand-ins only; its
+a second) plus the files the programs read: SNAP text for ``./sssp`` (every graph; its
 parse cache is filled at once), ``.wsg``/``.wel`` for gapbs and ``.mtx`` for Gunrock. Everything
 is written atomically under names that carry the scale and generator version, so an
 interrupted run or a generator change never leaves a stale file in use. Generation runs in
@@ -140,9 +140,10 @@ def _write_format(scale: str, key: str, suffix: str, root, threads: int = 1) -> 
         s = spec(scale, key)
         if suffix == "dst.txt":  # segscan's pairing: edges sorted by destination
             graph = formats.by_destination(graph)
-        write_edge_list(target, graph, header=f"{s.standin}~synth stand-in (benchmarks), scale {s.size}, "
-                                               f"{'destination' if suffix == 'dst.txt' else 'source'}-sorted",
-                        workers=threads)
+        header = (f"{s.standin}~synth stand-in (benchmarks), scale {s.size}, "
+                  f"{'destination' if suffix == 'dst.txt' else 'source'}-sorted" if s.kind == "standin" else
+                  f"{s.label} (benchmarks, seed {s.seed}), edges in the generator's order")
+        write_edge_list(target, graph, header=header, workers=threads)
         try:  # ./sssp's parse cache (SSSP_CACHE_DIR): what parsing the file gives, without parsing it
             from sssp_common.edgelist import parsed_form
             from sssp_common.loader import remember_parsed
@@ -170,8 +171,9 @@ def needed_formats(scale: str, keys, gapbs_format: str) -> list[tuple[str, str]]
     jobs = []
     for key in keys:
         jobs.append((key, "mtx"))  # first: Gunrock parses it while the rest is written (gunrock_early)
+        jobs.append((key, "txt"))  # ./sssp's input: the versus table's fresh processes (issue 40), the wall table
         if spec(scale, key).kind == "standin":
-            jobs += [(key, "txt"), (key, "dst.txt")]
+            jobs.append((key, "dst.txt"))
         jobs += [(key, "csr.npz"), (key, gapbs_format)]
     return jobs
 

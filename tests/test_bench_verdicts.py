@@ -106,6 +106,8 @@ def test_issue_26_goals_are_judged_on_opt_as_it_runs_and_say_by_how_much():
     road = SimpleNamespace(key="road", label="road stand-in, unit")
     grid = SimpleNamespace(key="grid-w", label="grid 700², weights 1..100")
     assert versus._tile_goal("full", road, 2.889, 1.627) == \
-        "road stand-in, unit: opt 1.627 ms, -tile 1024 2.889 ms; goal missed by 1.63x (<= 1 ms)"
+        "road stand-in, unit: opt 1.627 ms (fresh ./sssp), -tile 1024 2.889 ms; goal missed by 1.63x (<= 1 ms)"
     assert versus._tile_goal("full", grid, 1.305, 1.202).endswith("goal met (<= 1.7 ms)")
     assert versus._tile_goal("ci", grid, 1.305, 1.202).endswith("goal applies at full scale only")
+    # no fresh process printed a time: unknown, never met
+    assert versus._tile_goal("full", grid, 1.305, None).endswith("goal unknown (no fresh ./sssp printed a time)")
