@@ -15,6 +15,9 @@ is the one these runs fill):
      first-solve penalty as it was before the fix;
    - ``GPU busy first`` (GPU only): the GPU kept busy 0.3 s just before the solve's setup; if
      this alone removes the penalty, the cause is the GPU's clocks, not the host;
+   - ``second solve`` (a diagnostic, never how ./sssp runs): the graph solved once untimed in
+     the process, the second solve's time printed; if only this removes the penalty, the cause
+     is the graph's own data (caches, TLB), not a first launch or the clocks;
 3. in this process, after them: the first solve, then the median of ``--warm`` more (what
    bench-quick reported before issue 40).
 
@@ -40,7 +43,7 @@ from benchmarks.common import ROOT  # noqa: E402
 
 FOLDER = ROOT / "build" / "bench" / "first_solve"
 KEYS = ("grid-w", "grid-u")
-MODES = ("./sssp", "no first launch", "GPU busy first")
+MODES = ("./sssp", "no first launch", "GPU busy first", "second solve")
 SPIN_S = 0.3
 GOAL_RATIO, GOAL_SETUP_S, GOAL_WALL_S = 1.10, 0.2, 0.9
 
@@ -76,6 +79,15 @@ def child(mode: str, argv: list[str]) -> None:
             while time.perf_counter() < until:
                 busy += 1.0
             cupy.cuda.Device().synchronize()
+            return real(graph, run, device)
+
+        engine.solve = solve
+    elif mode == "second solve":
+        from sssp_gpu import engine
+        real = engine.solve
+
+        def solve(graph, run, device):
+            real(graph, run, device)
             return real(graph, run, device)
 
         engine.solve = solve
@@ -144,6 +156,7 @@ def measure(args) -> tuple[dict, list[str]]:
 
     on_gpu = os.environ.get("SSSP_DEVICE", "auto").lower() != "cpu"
     modes = [m for m in MODES if on_gpu or m != "GPU busy first"]
+    print(f"GPU state before the runs: {_gpu_state()}", flush=True)
     began = time.perf_counter()
     failures, skipped, report = [], [], {}
     files = {key: graph_file(args.scale, key) for key in KEYS}
@@ -174,6 +187,17 @@ def measure(args) -> tuple[dict, list[str]]:
     if skipped:
         failures.append(f"{len(skipped)} process(es) skipped for the budget: {', '.join(skipped[:4])}")
     return report, failures
+
+
+def _gpu_state() -> str:
+    """nvidia-smi's performance state and SM clock (idle, before any run here), if it answers."""
+    import subprocess
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=name,pstate,clocks.sm,clocks.max.sm,persistence_mode",
+                               "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"nvidia-smi not run ({type(err).__name__})"
+    return done.stdout.strip() or done.stderr.strip()[-200:]
 
 
 def summary(report: dict) -> list[str]:

@@ -304,3 +304,24 @@ def test_versus_goals_judge_what_a_fresh_sssp_prints(tmp_path, monkeypatch, caps
     opt_rows = [row for row in cells if len(row) == len(versus.COLUMNS) and row[0] != "graph" and "-tile" not in row[0]]
     assert len(opt_rows) == 6 and all(row[1] == f"{FRESH_MS:.3f}" and row[2] != row[1] and row[4] == "1.7x"
                                       for row in opt_rows), opt_rows
+
+
+def test_first_solve_runs_every_mode_on_tiny_grids(tmp_path, monkeypatch, capsys):
+    """benchmarks/first_solve.py at ci scale on the CPU: a priming process and one process per
+    mode for both grids, each printed time read; the in-process first and warm solves."""
+    from benchmarks import first_solve
+
+    monkeypatch.setenv("SSSP_DEVICE", "cpu")
+    monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "cache"))  # restored after main sets its own
+    monkeypatch.setattr(first_solve, "FOLDER", tmp_path / "first")
+    report_file = tmp_path / "first.json"
+    assert first_solve.main(["--scale", "ci", "--runs", "1", "--warm", "2", "--json", str(report_file)]) == 0
+    saved = json.loads(report_file.read_text())
+    assert saved["failures"] == [] and set(saved["report"]) == {"grid-w", "grid-u"}
+    for row in saved["report"].values():
+        assert row["prime"]["ok"] and row["prime"]["printed_ms"] > 0
+        assert set(row["fresh"]) == {"./sssp", "no first launch", "second solve"}  # no GPU to keep busy
+        assert all(len(runs) == 1 and runs[0]["ok"] and runs[0]["printed_ms"] > 0 for runs in row["fresh"].values())
+        assert len(row["in_process"]["warm_ms"]) == 2 and row["in_process"]["first_ms"] > 0
+    out = capsys.readouterr().out
+    assert out.count("warm median") == 2 and "./sssp           x1:" in out
