@@ -212,3 +212,17 @@ def test_livejournal_standin_at_every_spec_configuration(sync):
         np.testing.assert_array_equal(result.dist, expected, err_msg=f"({bsize},{bcount})")
         pulls = next(note for note in result.notes if note.startswith("bottom-up rounds:"))
         assert int(pulls.split()[2]) >= 1, pulls
+
+
+def test_distinct_count_is_the_number_of_unique_ids():
+    rng = np.random.default_rng(3)
+    for ids, n in ((rng.integers(0, 500, 3000), 500),            # dense ids: the bincount
+                   (rng.integers(0, 10**8, 50), 10**8),           # few ids in a huge range: the sort
+                   (np.array([7, 7, 7]), 8), (np.zeros(0, dtype=np.int64), 5), (np.zeros(0, dtype=np.int64), 10**8)):
+        ids = ids.astype(np.int32)
+        assert opt.distinct_count(ids, n) == np.unique(ids).shape[0]
+    from grader.data import synth
+
+    for graph in (synth.grid(40, 30, weights=(1, 100), seed=1), random_graph(4, n=3000, m=9000)):  # the CPU rule as it was
+        sources = np.unique(graph.src).shape[0]
+        assert opt.work_efficient_delta(graph) == max(1, int(round(32 * float(graph.w.mean()) / (graph.m / sources))))
