@@ -67,6 +67,11 @@ def replay_until(capture: Callable[[], None], flags, done: Callable[[np.ndarray,
         stream.begin_capture()
         capture()
         graph_exec = stream.end_capture()
+        # the graph's first launch would upload it to the device inside the first timed replay
+        # (cudaGraphUpload): done here, outside the timed region, as one-time setup
+        if hasattr(graph_exec, "upload"):
+            graph_exec.upload(stream)
+            stream.synchronize()
         while True:
             with timer.region():
                 graph_exec.launch(stream)
