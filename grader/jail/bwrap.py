@@ -194,8 +194,10 @@ def lacking() -> dict[str, str]:
 def options(jail: Jail, unshare: list[str] | None = None) -> list[str]:
     """bwrap's options for this jail (the order matters: /tmp before what lies below it);
     `unshare`: the namespaces (default: `namespaces()`)."""
-    ipc = ["--unshare-ipc"] if "ipc" in (namespaces() if unshare is None else unshare) else []
-    args = ["--unshare-pid", *ipc, "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
+    unshare = namespaces() if unshare is None else unshare
+    ipc = ["--unshare-ipc"] if "ipc" in unshare else []
+    cgroup = ["--unshare-cgroup-try"] if "cgroup" in unshare else []
+    args = ["--unshare-pid", *ipc, "--unshare-uts", "--unshare-net", *cgroup,
             "--die-with-parent", "--new-session", "--hostname", "jail", "--ro-bind", SYSTEM, SYSTEM]
     for top in TOP_LEVEL:
         if os.path.islink(top):

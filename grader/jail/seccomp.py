@@ -75,6 +75,7 @@ PERSONALITY_BITS = 32          # the kernel reads personality's argument as an u
 ACT_ALLOW = 0x7FFF0000
 ACT_KILL_PROCESS = 0x80000000
 ATTR_ACT_BADARCH = 2
+ATTR_CTL_OPTIMIZE = 8        # 2: the syscall numbers in a binary tree, not a linear chain (libseccomp >= 2.5)
 CMP_MASKED_EQ = 7
 
 
@@ -90,14 +91,16 @@ class Profile:
     clone_flags: tuple[int, ...] = CLONE_NAMESPACE_FLAGS
     clone3_enosys: bool = True
     personality_allowed: tuple[int, ...] | None = PERSONALITY_ALLOWED
-    foreign_abi: str = "kill-process"
+    foreign_abi: str = "kill-process"     # or "allow" (the tests' control only)
 
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
 
 
 PROFILE = Profile()
-NOTHING = Profile(denied=(), clone_flags=(), clone3_enosys=False, personality_allowed=None)   # tests' control
+NOTHING = Profile(denied=(), clone_flags=(), clone3_enosys=False, personality_allowed=None,    # the tests' control
+                  foreign_abi="allow")
+FOREIGN_ABI_ACTIONS = {"kill-process": ACT_KILL_PROCESS, "allow": ACT_ALLOW}
 
 
 class SeccompError(Exception):
@@ -158,7 +161,9 @@ def build(profile: Profile = PROFILE, form: str = "bpf") -> bytes:
     if not ctx:
         raise SeccompError("libseccomp could not start a filter (seccomp_init failed)")
     try:
-        _check(lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS), "the bad-architecture action")
+        _check(lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, FOREIGN_ABI_ACTIONS[profile.foreign_abi]),
+               "the bad-architecture action")
+        lib.seccomp_attr_set(ctx, ATTR_CTL_OPTIMIZE, 2)       # an older library keeps the chain: same verdicts
         for name in profile.denied:
             number = lib.seccomp_syscall_resolve_name(name.encode())
             if number >= 0:
