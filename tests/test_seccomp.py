@@ -267,22 +267,37 @@ def host_keys() -> tuple[str, dict[int, int]]:
     return keys, users
 
 
-def keyring_attack(programs) -> tuple[str, str, list[int], str]:
+def keyring_attack(programs, description: str) -> tuple[str, str, list[int]]:
     """Issue 37's attack: the giver (one jail, one uid) publishes its distances as a key anyone
     may read; then the copier (another jail, another uid: the giver's uid slot is still held)
-    looks for it. (giver's stdout, copier's stdout, the two uids, the key's description)."""
-    description = f"sssp-distances-{secrets.token_hex(6)}"
+    looks for it. (giver's stdout, copier's stdout, the two uids)."""
     with run_program(lambda out: [programs["giver"], description], 30, sandbox=JAILED) as giver:
         with run_program(lambda out: [programs["copier"], description], 30, sandbox=JAILED) as copier:
             assert giver.exit_code == copier.exit_code == 0, (giver.stderr_tail, copier.stderr_tail)
             uids = [int(run.protections["user"].split()[1]) for run in (giver, copier)]
-            return giver.stdout_head, copier.stdout_head, uids, description
+            return giver.stdout_head, copier.stdout_head, uids
+
+
+def invalidate(description: str) -> None:
+    """Take the attack's key out of the host's keyrings if it got there (the key lets anyone)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for line in host_keys()[0].splitlines():
+        if description in line:                                        # KEYCTL_INVALIDATE
+            libc.syscall(ctypes.c_long(250 if X86_64 else 219), ctypes.c_long(21), ctypes.c_long(int(line.split()[0], 16)))
+    for _ in range(100):            # the kernel's key collector runs in the background
+        if description not in host_keys()[0]:
+            return
+        time.sleep(0.1)
 
 
 def test_a_key_published_by_one_student_is_never_read_by_another(jail, programs):
     keys_before, users_before = host_keys()
-    giver, copier, uids, description = keyring_attack(programs)
-    keys_after, users_after = host_keys()
+    description = f"sssp-distances-{secrets.token_hex(6)}"
+    try:
+        giver, copier, uids = keyring_attack(programs, description)
+        keys_after, users_after = host_keys()
+    finally:
+        invalidate(description)
     assert uids[0] != uids[1]
     assert giver.split() == ["add_key", str(errno.EPERM)]
     assert copier.splitlines() == [f"keyctl {errno.EPERM}", "not found"]
@@ -294,23 +309,15 @@ def test_a_key_published_by_one_student_is_never_read_by_another(jail, programs)
 def test_without_the_filter_the_copier_reads_the_key(jail, programs, no_filter):
     """The control: the attack works with the filter emptied, and leaves the key in the host's
     keyrings after both jails are gone (it is invalidated here)."""
-    description = ""
+    description = f"sssp-distances-{secrets.token_hex(6)}"
     try:
-        giver, copier, uids, description = keyring_attack(programs)
-        assert giver.startswith("published ") and giver.split()[2] == "0"
-        assert copier.splitlines() == ["keyctl 0", "copied 0 7 3 9 12"]
-        assert description in host_keys()[0]          # it outlived both runs
+        giver, copier, uids = keyring_attack(programs, description)
+        outlived = description in host_keys()[0]
     finally:
-        libc = ctypes.CDLL(None, use_errno=True)
-        for line in host_keys()[0].splitlines():
-            if description and description in line:      # KEYCTL_INVALIDATE (the key lets anyone)
-                libc.syscall(ctypes.c_long(250 if X86_64 else 219), ctypes.c_long(21),
-                             ctypes.c_long(int(line.split()[0], 16)))
-        for _ in range(100):            # the kernel's key collector runs in the background
-            if description not in host_keys()[0]:
-                break
-            time.sleep(0.1)
-    assert description not in host_keys()[0]
+        invalidate(description)
+    assert giver.startswith("published ") and giver.split()[2] == "0"
+    assert copier.splitlines() == ["keyctl 0", "copied 0 7 3 9 12"]
+    assert outlived and description not in host_keys()[0]
 
 
 def test_make_and_gcc_build_under_the_filter(jail, tmp_path):
