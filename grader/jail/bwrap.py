@@ -180,7 +180,7 @@ def kernel_namespaces() -> set[str]:
 
 
 def namespaces() -> list[str]:
-    """The namespaces a jail gets here: bwrap cannot make a jail without the first four."""
+    """The namespaces a jail gets here: bwrap cannot make one without pid, mount, uts and net."""
     have = kernel_namespaces()
     return [name for name in NAMESPACES if name in have or name not in MAY_LACK]
 
