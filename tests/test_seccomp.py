@@ -394,3 +394,44 @@ def test_the_profile_digest_follows_the_list():
     for needed_by_cuda in ("ioctl", "mmap", "mprotect", "madvise", "mbind", "clone", "memfd_create", "sched_yield",
                            "sched_setaffinity", "shmget", "get_mempolicy", "set_mempolicy"):
         assert needed_by_cuda not in seccomp.DENIED
+
+
+CUDA_PROBE = r"""
+#include <cstdio>
+__global__ void answer(int *out) { out[threadIdx.x] = 40 + threadIdx.x; }
+int main() {
+    int *device = nullptr, host[3] = {0, 0, 0};
+    if (cudaMalloc(&device, sizeof host) != cudaSuccess) { std::puts("cudaMalloc failed"); return 1; }
+    answer<<<1, 3>>>(device);
+    cudaError_t status = cudaMemcpy(host, device, sizeof host, cudaMemcpyDeviceToHost);
+    std::printf("cuda %s %d %d %d\n", cudaGetErrorString(status), host[0], host[1], host[2]);
+    return status == cudaSuccess ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.gpu
+def test_nvcc_and_a_cuda_program_work_under_the_filter(jail, tmp_path):
+    """On the GPU machine: nvcc builds in the jail under the filter (its log shows the filter in
+    force), and the CUDA program it built allocates, launches and copies back under it too."""
+    from grader.grading.build import BuildOptions, build
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        pytest.fail("nvcc is not on this GPU machine")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "probe.cu").write_text(CUDA_PROBE)
+    (tree / "Makefile").write_text("sssp: probe.cu\n\tgrep Seccomp: /proc/self/status\n\tnvcc -o sssp probe.cu\n"
+                                   "clean:\n\trm -f sssp\n")
+    area = sandbox.session_root() / f"build-seccomp-cuda-{os.getpid()}"
+    area.mkdir(mode=0o711)
+    try:
+        result = build(tree, area, BuildOptions(nvcc=nvcc, timeout_s=300), JAILED)
+        assert result.built, result.log
+        assert "Seccomp:\t2" in result.log and result.protections["seccomp"]["profile"] == seccomp.PROFILE.digest()
+        with run_program(lambda out: [str(result.program)], 120, sandbox=JAILED) as ran:
+            assert ran.exit_code == 0 and ran.stdout_head == "cuda no error 40 41 42\n", (ran.stdout_head, ran.stderr_tail)
+            assert any(d.startswith("/dev/nvidia") for d in ran.protections["jail"]["devices"])
+            assert ran.protections["seccomp"]["profile"] == seccomp.PROFILE.digest()
+    finally:
+        shutil.rmtree(area, ignore_errors=True)
