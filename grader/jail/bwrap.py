@@ -1,8 +1,12 @@
 """The jail every untrusted build and run gets: a bubblewrap (`bwrap`) sandbox.
 
 What is in a jail, and nothing else:
-- new pid, mount, ipc, uts, network (and, where the kernel has one, cgroup) namespaces: the
-  program sees its own processes only, no network, no other program's System V memory;
+- new pid, mount, uts, network, and (where the kernel has them) ipc and cgroup namespaces: the
+  program sees its own processes only, no network, no other program's System V memory or POSIX
+  queues; a kernel without one of the last two makes the run record say so (`lacking`);
+- a seccomp filter (seccomp.py, Docker's default profile as a deny list, handed to bwrap on a
+  memfd with --seccomp) over the calls namespaces leave open: kernel keyrings, ptrace, bpf,
+  mount, unshare, clone with namespace flags, ...; no filter, no jail (`unavailable`);
 - an empty root (read-only) with read-only binds of /usr (compilers, libraries, /usr/local/cuda),
   the top-level /bin, /sbin, /lib* (links on a merged-/usr system), /etc/ld.so.cache and a few
   /etc files a compiler needs (alternatives, ld.so.conf), plus a minimal /etc/passwd and
@@ -33,6 +37,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.jail import seccomp
 from sssp_common.files import REPO_ROOT
 
 ENV_VAR = "GRADER_BWRAP"
@@ -43,7 +48,10 @@ SYSTEM = "/usr"
 TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
 SETPRIV = ("/usr/bin/setpriv", "/bin/setpriv")
-NAMESPACES = ("pid", "mount", "ipc", "uts", "net")
+NAMESPACES = ("pid", "mount", "ipc", "uts", "net", "cgroup")
+NS_FILES = {"pid": "pid", "mount": "mnt", "ipc": "ipc", "uts": "uts", "net": "net", "cgroup": "cgroup"}
+MAY_LACK = {"ipc": "this kernel has no IPC namespace: jails share System V IPC objects and POSIX message queues",
+            "cgroup": "this kernel has no cgroup namespace: the jail sees the machine's cgroup paths"}
 HOME_IN_JAIL = "/tmp"
 
 
@@ -98,6 +106,8 @@ def _why_not(binary: str | None) -> str:
         return f"{binary} (from ${ENV_VAR} or PATH) is not an executable: {INSTALL}"
     if setpriv() is None:
         return "setpriv (util-linux) was not found in /usr/bin: the jail needs it to switch to the student's uid"
+    if why := seccomp.unavailable():
+        return f"the jail's seccomp filter cannot be built: {why}"
     with tempfile.TemporaryDirectory(prefix="sssp-jail-probe-") as folder:
         for name in ("tmp", "shm", "etc"):
             os.mkdir(os.path.join(folder, name), 0o700)
@@ -164,9 +174,30 @@ def in_system(path: str) -> bool:
     return real == SYSTEM or real.startswith(SYSTEM + "/")
 
 
-def options(jail: Jail) -> list[str]:
-    """bwrap's options for this jail (the order matters: /tmp before what lies below it)."""
-    args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
+def kernel_namespaces() -> set[str]:
+    """Which of NAMESPACES this kernel has (bwrap's --unshare-cgroup-try asks the same way)."""
+    return {name for name in NAMESPACES if os.path.exists(f"/proc/self/ns/{NS_FILES[name]}")}
+
+
+def namespaces() -> list[str]:
+    """The namespaces a jail gets here: bwrap cannot make one without pid, mount, uts and net."""
+    have = kernel_namespaces()
+    return [name for name in NAMESPACES if name in have or name not in MAY_LACK]
+
+
+def lacking() -> dict[str, str]:
+    """{namespace: what that means} for those this kernel lacks, for the run record."""
+    have = kernel_namespaces()
+    return {name: why for name, why in MAY_LACK.items() if name not in have}
+
+
+def options(jail: Jail, unshare: list[str] | None = None) -> list[str]:
+    """bwrap's options for this jail (the order matters: /tmp before what lies below it);
+    `unshare`: the namespaces (default: `namespaces()`)."""
+    unshare = namespaces() if unshare is None else unshare
+    ipc = ["--unshare-ipc"] if "ipc" in unshare else []
+    cgroup = ["--unshare-cgroup-try"] if "cgroup" in unshare else []
+    args = ["--unshare-pid", *ipc, "--unshare-uts", "--unshare-net", *cgroup,
             "--die-with-parent", "--new-session", "--hostname", "jail", "--ro-bind", SYSTEM, SYSTEM]
     for top in TOP_LEVEL:
         if os.path.islink(top):
@@ -206,18 +237,28 @@ def user_switch(jail: Jail) -> list[str]:
 
 
 class Started:
-    """The parent's side of one jail: bwrap's options in a memfd and a pipe for its status
-    ({"child-pid": ...} once the jail is set up, {"exit-code": ...} at the end)."""
+    """The parent's side of one jail: bwrap's options in a memfd, the seccomp filter in another
+    (bwrap reads both to the end and closes them), and a pipe for its status ({"child-pid": ...}
+    once the jail is set up, {"exit-code": ...} at the end)."""
 
     def __init__(self, binary: str, jail: Jail, argv: list[str]):
-        self.args_fd = os.memfd_create("bwrap-args", 0)
-        os.write(self.args_fd, b"".join(arg.encode() + b"\0" for arg in options(jail)))
-        os.lseek(self.args_fd, 0, os.SEEK_SET)
-        self.status_read, self.status_write = os.pipe()
-        self.fds = (self.args_fd, self.status_write)
-        self.command = [binary, "--args", str(self.args_fd), "--json-status-fd", str(self.status_write),
-                        "--", *user_switch(jail), *argv]
-        self._open = {self.args_fd, self.status_write, self.status_read}
+        self._open: set[int] = set()
+        try:
+            self.seccomp_fd = seccomp.bwrap_fd()
+            self._open.add(self.seccomp_fd)
+            self.args_fd = os.memfd_create("bwrap-args", 0)
+            self._open.add(self.args_fd)
+            self.namespaces, self.lacking = namespaces(), lacking()     # what the run record says
+            os.write(self.args_fd, b"".join(arg.encode() + b"\0" for arg in options(jail, self.namespaces)))
+            os.lseek(self.args_fd, 0, os.SEEK_SET)
+            self.status_read, self.status_write = os.pipe()
+            self._open |= {self.status_write, self.status_read}
+        except BaseException:
+            self.close()
+            raise
+        self.fds = (self.args_fd, self.seccomp_fd, self.status_write)
+        self.command = [binary, "--args", str(self.args_fd), "--seccomp", str(self.seccomp_fd),
+                        "--json-status-fd", str(self.status_write), "--", *user_switch(jail), *argv]
 
     def parent_started(self) -> None:
         """Drop the parent's copies of what only bwrap needs (the status pipe then ends with bwrap).

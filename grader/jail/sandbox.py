@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.jail import bwrap, cgroups, reaper, uids
+from grader.jail import bwrap, cgroups, reaper, seccomp, uids
 
 JAIL = Path(__file__).with_name("child.py")
 DEFAULT_UID = 64123
@@ -267,7 +267,7 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
     cgroups and sets the limits, as root, before it execs bwrap); drop_user is then implied."""
     drop_user = drop_user or jail is not None
     uid = jail.uid if jail is not None else (sandbox.uid if drop_user else None)
-    protections = {"jail": None, "user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
+    protections = {"jail": None, "seccomp": None, "user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
                    "env": "scrubbed" if env.get("HOME", "").startswith(str(workdir.parent)) else "inherited",
                    "not_in_force": {}}
     # a backstop behind the wall-clock timeout: every core busy for the whole timeout, and then some
@@ -341,7 +341,7 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
             code, launch_error = bwrap.interpret(code, inner.status(), read_head_text(stderr_path), argv[0] if argv else "")
         finally:
             inner.close()
-        _describe_jail(protections, jail, binary, launch_error)
+        _describe_jail(protections, jail, binary, launch_error, inner)
     described = _describe(protections, report, rlimits, drop_user, sandbox, why_not_dropped)
     return Outcome(code, wall, launch_error, described, leftovers)
 
@@ -354,15 +354,17 @@ def read_head_text(path: Path, limit: int = 4096) -> str:
         return ""
 
 
-def _describe_jail(protections: dict, jail: bwrap.Jail, binary: str, launch_error: str) -> None:
-    """What a jail gave, in the record: namespaces, the binds, the uid."""
+def _describe_jail(protections: dict, jail: bwrap.Jail, binary: str, launch_error: str, inner: bwrap.Started) -> None:
+    """What a jail gave, in the record: namespaces (and those this kernel lacks), the seccomp
+    profile, the binds, the uid."""
     if launch_error.startswith("the jail could not"):
         protections["not_in_force"]["jail"] = launch_error
         return
-    cgroup_ns = os.path.exists("/proc/self/ns/cgroup")
+    protections["seccomp"] = seccomp.describe()
+    for name, why in inner.lacking.items():
+        protections["not_in_force"][f"{name} namespace"] = why
     protections["jail"] = {
-        "bwrap": bwrap.version(binary), "binary": binary,
-        "namespaces": [*bwrap.NAMESPACES, *(["cgroup"] if cgroup_ns else [])],
+        "bwrap": bwrap.version(binary), "binary": binary, "namespaces": inner.namespaces,
         "read_only": list(jail.read_only), "writable": list(jail.writable),
         "devices": bwrap.gpu_nodes(), "uid": jail.uid,
     }
