@@ -94,8 +94,9 @@ def inspect(path: Path, entry: Dataset, name: str | None = None) -> Inspection:
             return
         counts["bytes"] += len(data)
         if cap is not None and counts["bytes"] > cap:
-            raise FetchError(f"decompresses to more than {cap:,} bytes, more than {entry.name}'s "
-                             f"{max(entry.lines, entry.edges):,} lines can hold: not this graph (a gzip bomb?)")
+            held = (f"the {cap:,} bytes the catalogue pins" if entry.content_size else
+                    f"{cap:,} bytes, more than {entry.name}'s {max(entry.lines, entry.edges):,} lines can hold")
+            raise FetchError(f"decompresses to more than {held}: not this graph (a gzip bomb?)")
         counts["lines"] += data.count(b"\n")
         counts["last"] = data[-1:]
         content.update(data)

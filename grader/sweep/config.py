@@ -228,7 +228,6 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
     graphs = raw.get("graphs")
     if not isinstance(graphs, list) or not graphs or not all(isinstance(g, str) and g.strip() for g in graphs):
         raise ConfigError("key 'graphs': must be a non-empty list of graph names or file paths")
-    graphs = _known_graphs([g.strip() for g in graphs], "key 'graphs'")
     orderings = _choice_list(raw.get("orderings", list(ORDERINGS)), ORDERINGS, "orderings")
     program = raw.get("program", {})
     if not isinstance(program, dict):
@@ -240,10 +239,10 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
     sentinels = program.get("sentinels", [])
     if not isinstance(sentinels, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in sentinels):
         raise ConfigError("key 'program.sentinels': must be a list of integers (values meaning unreachable)")
-    return SweepConfig(
+    config = SweepConfig(
         path=path,
         name=name.strip(),
-        graphs=graphs,
+        graphs=tuple(g.strip() for g in graphs),
         scale=parse_scale(raw.get("scale", "ci"), "key 'scale'"),
         configs=_configs(raw.get("configs", [list(c) for c in SPEC_CONFIGS])),
         orderings=orderings,
@@ -258,6 +257,8 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
         cache_dir=_optional_path(raw.get("cache_dir"), path.parent, "cache_dir"),
         **_executor(raw.get("executor", {})),
     )
+    _known_graphs(config.graphs, "key 'graphs'")   # last: the file's other mistakes are named first
+    return config
 
 
 def _executor(table) -> dict:
