@@ -80,6 +80,17 @@ def test_a_corrupted_copy_already_there_is_named_and_kept(local_catalogue, tmp_p
     assert (data / "rome99.gr").exists()
 
 
+def test_a_copy_in_the_other_form_is_present_and_not_downloaded(server, local_catalogue, tmp_path):
+    """rome99 is published as a plain .gr; a gzip of the same text in the data folder is that graph."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "rome99.gr.gz").write_bytes(gzip.compress(CARRIED["rome99"]))
+    out = io.StringIO()
+    assert fetch.run(["rome99"], data_dir=data, catalogue=local_catalogue, out=out) == 0
+    assert "already present, content sha256 matches the catalogue" in out.getvalue()
+    assert server.requests == [] and sorted(p.name for p in data.iterdir()) == ["rome99.gr.gz"]
+
+
 def test_fetch_config_uses_the_carried_graphs_offline(tmp_path):
     """No server at all: the default grading config's real graphs are carried and verify."""
     out = io.StringIO()

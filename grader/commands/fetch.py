@@ -145,9 +145,10 @@ def _carried(entry: Dataset, folder: Path, force: bool, out) -> Path | None:
 def fetch_one(entry: Dataset, folder: Path, force: bool = False, out=sys.stderr,
               limits: Limits | None = None) -> Path:
     """The verified file for ``entry`` in ``folder``, downloaded unless a verified copy is there."""
+    present = next((c for c in candidates(entry, folder) if c.is_file()), None)   # as downloaded, or (un)gzipped
+    if present is not None and not force:
+        return _check_present(entry, present, out)
     target = folder / entry.filename
-    if target.is_file() and not force:
-        return _check_present(entry, target, out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -194,14 +195,15 @@ def _check_present(entry: Dataset, target: Path, out) -> Path:
     """A file already under the final name: checked against the catalogue's pins or the record;
     without either, verified like a download and then recorded. Never deleted: it may be the user's."""
     advice = "delete it or use --force"
+    as_downloaded = target.name == entry.filename
     size = target.stat().st_size
-    if entry.size and size != entry.size:   # before hashing a large wrong file
+    if as_downloaded and entry.size and size != entry.size:   # before hashing a large wrong file
         raise FetchError(f"{target} exists but has {size:,} bytes, not {entry.size:,}; {advice}")
     recorded = read_record(target)
     found = None
     try:
         found = inspect(target, entry)
-        vouched = check_bytes(entry, found, recorded)
+        vouched = check_bytes(entry, found, recorded, as_downloaded)
         check_lines(entry, found)
         if not vouched:
             verify_counts(entry, target)

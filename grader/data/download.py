@@ -134,7 +134,8 @@ def _attempt(opener, url: str, part: Path, have: int, clock: _Clock, out) -> boo
                          retry=err.code >= 500 or err.code == 429) from None
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
-        raise FetchError(f"cannot reach {url}: {reason} (offline?)", retry=True) from None
+        unknown_host = isinstance(reason, socket.gaierror)   # no name service: offline, another try will not help
+        raise FetchError(f"cannot reach {url}: {reason} (offline?)", retry=not unknown_host) from None
     with response:
         start, total = _placement(response)
         if have and response.status == 206 and start != have:
