@@ -37,8 +37,9 @@ REFUSED = 3
 
 EXIT_STATUS = """\
 exit status: 0 every submission graded, whatever its score; 1 graded, but not one run of any
-built submission was right (suspect the machine: GPU, driver, timeout); 2 bad usage, config or
-DIR/report_scores.csv; 3 graded, but some submissions were refused (unreadable or unsafe
+built submission was right (suspect the machine: GPU, driver, timeout); 2 bad usage, config,
+a graph of the matrix missing or failing verification (nothing graded; the line gives the fetch
+command) or DIR/report_scores.csv; 3 graded, but some submissions were refused (unreadable or unsafe
 uploads, or the grader failed on them: each named on stderr, the rest of the class graded);
 130 interrupted (rerun to resume)"""
 
