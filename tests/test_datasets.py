@@ -97,7 +97,7 @@ def test_real_graph_found_gzipped_or_not(tmp_path):
 
 def test_an_unpinned_copy_with_no_record_is_not_used(tmp_path):
     (tmp_path / "amazon0312.txt").write_text("0 1\n")
-    with pytest.raises(datasets.DatasetError, match="pins no hash.*python -m grader fetch amazon0312 --data-dir"):
+    with pytest.raises(datasets.DatasetError, match="pins no hash this copy.*python -m grader fetch amazon0312 --data-dir"):
         datasets.resolve("amazon0312", data_dirs=[tmp_path])
 
 

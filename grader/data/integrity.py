@@ -183,7 +183,9 @@ def verify_copy(entry: Dataset, path: Path) -> str:
     as_downloaded = path.name == entry.filename
     recorded = None if entry.content_sha256 or (entry.sha256 and as_downloaded) else read_record(path)
     if not entry.content_sha256 and not (entry.sha256 and as_downloaded) and not recorded:
-        raise FetchError("the catalogue pins no hash for it and no verified fetch recorded one")
+        raise FetchError("the catalogue pins no hash this copy can be checked against"
+                         + (f" (only {entry.filename}'s)" if entry.sha256 else "")
+                         + " and no verified fetch recorded one")
     memo = _memo_path(path, entry, recorded)
     if memo is not None and memo.is_file():
         return "verified before (the same file, unchanged)"
