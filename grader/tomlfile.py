@@ -3,6 +3,7 @@ rubrics, the graph catalogue): a missing, malformed or misspelt file stops with 
 the file and the key. A leaf: it imports nothing of the grader's."""
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 
@@ -32,5 +33,15 @@ def check_keys(table: dict, known, where: str = "", error_class: type[Exception]
     if unknown:
         prefix = f"{where}." if where else ""
         lead = f"{path}: " if path is not None else ""
+        hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
         raise error_class(f"{lead}unknown key(s) {', '.join(prefix + key for key in unknown)} "
-                          f"(known: {', '.join(sorted(known))})")
+                          f"(known: {', '.join(sorted(known))}){hint}")
+
+
+def did_you_mean(word: str, choices) -> str:
+    """"; did you mean 'tpe'?" for the nearest of ``choices``, else "": a choice with the same
+    letters first (two swapped: "tep", "bfm"), then difflib's closest (ratio >= 0.6)."""
+    word, choices = str(word), [str(c) for c in choices]
+    swapped = [c for c in choices if sorted(c.lower()) == sorted(word.lower()) and c != word]
+    nearest = swapped[:1] or difflib.get_close_matches(word, choices, n=1)
+    return f"; did you mean {nearest[0]!r}?" if nearest else ""

@@ -85,7 +85,7 @@ def describe_graph(name: str, vertices: int | None, edges: int | None, catalogue
         return GraphInfo(name, vertices, edges, f"stand-in ({generator})" if generator else "stand-in", True,
                          real, real_entry.get("vertices") or entry.get("vertices"),
                          real_entry.get("edges") or entry.get("edges"))
-    kind = {"snap": "real file", "real-local": "real file", "project": "project file"}.get(entry.get("kind"), "file")
+    kind = {"snap": "real file", "dimacs": "real file", "real-local": "real file", "project": "project file"}.get(entry.get("kind"), "file")
     return GraphInfo(name, vertices, edges, kind, False)
 
 

@@ -11,8 +11,10 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 ROOT = Path(__file__).resolve().parents[1]
-# The real graphs: ../shared/data beside the checkout, or the copy that
-# ../shared/hooks/stage-device-data puts in .device-data/ for the GPU machine.
+# The real graphs: rome99 and p2p-Gnutella04 are carried in the repository (grader/data/graphs),
+# so every checkout tests them; more when a folder beside the checkout holds them (../shared/data,
+# or the copy that ../shared/hooks/stage-device-data puts in .device-data/ for the GPU machine).
+CARRIED_DATA = ROOT / "grader" / "data" / "graphs"
 SHARED_DATA = next((p for p in (ROOT.parent / "shared" / "data", ROOT / ".device-data") if p.is_dir()),
                    ROOT.parent / "shared" / "data")
 sys.path.insert(0, str(ROOT))
@@ -23,7 +25,9 @@ from sssp_gpu.methods.common import INF  # noqa: E402
 
 FIGURE1_EDGES = "0 1 4\n0 2 2\n1 2 5\n1 3 10\n2 4 3\n3 5 11\n4 3 4\n"
 FIGURE1_DIST = [0, 4, 2, 9, 5, 20]
-REAL_GRAPHS = sorted(p.name for p in SHARED_DATA.glob("*.gz")) if SHARED_DATA.is_dir() else []
+REAL_GRAPH_FILES = {p.name: p for folder in (CARRIED_DATA, SHARED_DATA) if folder.is_dir()
+                    for p in sorted(folder.glob("*.gz"))}
+REAL_GRAPHS = sorted(REAL_GRAPH_FILES)
 
 
 def scipy_distances(graph: Graph) -> np.ndarray:

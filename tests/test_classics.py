@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import FIGURE1_DIST, REAL_GRAPHS, SHARED_DATA, random_graph, scipy_distances
+from conftest import FIGURE1_DIST, REAL_GRAPH_FILES, REAL_GRAPHS, random_graph, scipy_distances
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
 from sssp_common.vocabulary import PAPER_METHODS
@@ -49,11 +49,10 @@ def test_figure1(device, method):
             assert result.dist.tolist() == FIGURE1_DIST
 
 
-@pytest.mark.skipif(not REAL_GRAPHS, reason="../shared/data is absent")
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", REAL_GRAPHS)
 def test_real_graphs(device, name):
-    graph = load_graph(SHARED_DATA / name)
+    graph = load_graph(REAL_GRAPH_FILES[name])
     expected = scipy_distances(graph)
     for method in PAPER_METHODS:
         if method == "dijkstra" and device == "cpu" and graph.n > 20_000:

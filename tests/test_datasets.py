@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from sssp_common.edgelist import write_edge_list
-from grader.data import datasets, inputs, synth
+from grader.data import catalogue, datasets, inputs, integrity, synth
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
-from tests.conftest import FIGURE1_EDGES, SHARED_DATA
+from tests.conftest import FIGURE1_EDGES, ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -20,21 +20,41 @@ def _private_caches(tmp_path, monkeypatch):
 
 
 def test_catalogue_entries_have_what_they_need():
-    catalogue = datasets.load_catalogue()
+    catalogue_ = datasets.load_catalogue()
     spec = ["roadNet-CA", "soc-LiveJournal1", "soc-pokec", "higgs-twitter", "web-Google", "amazon0312"]
     for name in spec:
-        entry = catalogue[name]
+        entry = catalogue_[name]
         assert entry.kind == "snap" and entry.url.startswith("https://snap.stanford.edu/data/")
         assert entry.url.endswith(entry.filename) and entry.edges > 0 and entry.nodes > 0
-        standin = catalogue[f"{name}~synth"]
+        standin = catalogue_[f"{name}~synth"]
         assert standin.kind == "synth" and standin.standin_of == name and 0 < standin.ci_scale < 0.01
         assert standin.edges == entry.edges
-    assert catalogue["roadNet-CA"].sha256.startswith("383f7b14")
-    for entry in catalogue.values():
+    assert catalogue_["roadNet-CA"].sha256.startswith("383f7b14")
+    for entry in catalogue_.values():
         assert not entry.sha256 or len(entry.sha256) == 64
-        if entry.kind == "real-local":
-            assert entry.filename.endswith(".gz") and len(entry.content_sha256) == 64 and entry.edges > 0
-    assert catalogue["figure1"].kind == "project"
+        if entry.kind in catalogue.REAL_KINDS:
+            assert entry.url.startswith(("https://snap.stanford.edu/data/", "http://www.diag.uniroma1.it/challenge9/"))
+    for name in ("p2p-Gnutella04", "p2p-Gnutella08", "p2p-Gnutella24", "p2p-Gnutella31", "Email-Enron", "rome99"):
+        entry = catalogue_[name]
+        assert len(entry.content_sha256) == 64 and entry.content_size > 0 and entry.edges > 0
+    assert catalogue_["figure1"].kind == "project"
+
+
+def test_every_graph_a_shipped_config_names_is_in_the_catalogue_with_its_source():
+    import tomllib
+    entries = datasets.load_catalogue()
+    named = set()
+    for config in sorted((ROOT / "configs").glob("*.toml")) + sorted((ROOT / "benchmarks").glob("*.toml")):
+        named |= {g for g in tomllib.loads(config.read_text()).get("graphs", []) if "/" not in g}
+    assert {"rome99", "p2p-Gnutella04", "figure1", "roadNet-CA~synth"} <= named
+    for name in named:
+        entry = entries[name]
+        real = entries.get(entry.standin_of, entry)
+        if real.kind in catalogue.REAL_KINDS:
+            assert real.url and real.filename, name
+    fetchable = [e for e in entries.values() if e.kind in catalogue.REAL_KINDS]
+    unpinned = sorted(e.name for e in fetchable if not e.pinned)
+    assert unpinned == ["amazon0312", "higgs-twitter", "soc-LiveJournal1", "soc-pokec", "web-Google"]
 
 
 def test_bad_catalogue_is_a_clear_error(tmp_path):
@@ -64,25 +84,82 @@ def test_missing_real_graph_says_fetch_or_standin(tmp_path):
 
 
 def test_real_graph_found_gzipped_or_not(tmp_path):
+    entry = datasets.load_catalogue()["amazon0312"]
     plain = tmp_path / "amazon0312.txt"
     plain.write_text("0 1\n")
-    assert datasets.resolve("amazon0312", data_dirs=[tmp_path]) == plain
+    assert catalogue.find_real(entry, [tmp_path]) == plain
     other = tmp_path / "other"
     other.mkdir()
     with gzip.open(other / "amazon0312.txt.gz", "wt") as stream:
         stream.write("0 1\n")
-    assert datasets.resolve("amazon0312", data_dirs=[other]) == other / "amazon0312.txt.gz"
+    assert catalogue.find_real(entry, [other]) == other / "amazon0312.txt.gz"
 
 
-@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="no ../shared/data here")
+def test_an_unpinned_copy_with_no_record_is_not_used(tmp_path):
+    (tmp_path / "amazon0312.txt").write_text("0 1\n")
+    with pytest.raises(datasets.DatasetError, match="pins no hash this copy.*python -m grader fetch amazon0312 --data-dir"):
+        datasets.resolve("amazon0312", data_dirs=[tmp_path])
+
+
+@pytest.fixture
+def fresh_clone(tmp_path, monkeypatch):
+    """No data folder at all: $SSSP_DATA_DIR empty, and no ./data or .device-data in the checkout."""
+    empty = tmp_path / "empty-data"
+    empty.mkdir()
+    monkeypatch.setenv("SSSP_DATA_DIR", str(empty))
+    monkeypatch.setattr(catalogue, "REPO_ROOT", tmp_path / "no-checkout")
+    return empty
+
+
 @pytest.mark.parametrize("name", ["p2p-Gnutella04", "rome99"])
-def test_shared_real_graphs_resolve(name):
+def test_the_carried_graphs_resolve_and_verify(fresh_clone, name):
     entry = datasets.load_catalogue()[name]
-    if not (SHARED_DATA / entry.filename).is_file():
-        pytest.skip(f"{entry.filename} is not in {SHARED_DATA}")
-    path = datasets.resolve(name, data_dirs=[SHARED_DATA])
+    path = datasets.resolve(name)
+    assert path.parent == catalogue.CARRIED_DIR
+    found = integrity.inspect(path, entry)
+    assert (found.content_sha256, found.content_bytes, found.lines) == \
+        (entry.content_sha256, entry.content_size, entry.lines)
     graph = load_graph(path)
     assert (graph.n, graph.m) == (entry.vertices, entry.edges)
+
+
+@pytest.mark.parametrize("config", ["grading.toml", "sweep.toml"])
+def test_the_default_configs_resolve_every_graph_on_a_fresh_clone(fresh_clone, config):
+    from grader.grading.config import load_grading
+    from grader.sweep.config import load_matrix
+    from grader.sweep.graphs import check_available
+    path = ROOT / "configs" / config
+    matrix = load_grading(path).matrix if config == "grading.toml" else load_matrix(path)
+    check_available(matrix)   # raises, naming the graph, when one cannot be had
+    real = [g for g in matrix.graphs if datasets.load_catalogue()[g].kind in catalogue.REAL_KINDS]
+    assert real, "the default config names no real graph: this test would prove nothing"
+    for name in real:
+        assert datasets.resolve(name).parent == catalogue.CARRIED_DIR
+
+
+def test_a_corrupt_copy_is_refused_not_passed_over(fresh_clone):
+    """A copy in the data folder that is not the pinned content is named, even though the carried
+    copy would do: the user's folder says which file they meant."""
+    data = gzip.decompress((catalogue.CARRIED_DIR / "rome99.gr.gz").read_bytes())
+    bad = fresh_clone / "rome99.gr"
+    assert b"\na 1 2 " in data
+    bad.write_bytes(data.replace(b"\na 1 2 ", b"\na 1 3 ", 1))   # one arc moved, the same length
+    with pytest.raises(datasets.DatasetError, match=r"rome99.gr fails verification: content .*fetch rome99"):
+        datasets.resolve("rome99")
+    bad.write_bytes(data)   # the same text, uncompressed: any form of the content verifies
+    assert datasets.resolve("rome99") == bad
+
+
+def test_a_verified_copy_changed_later_is_checked_again(fresh_clone):
+    data = (catalogue.CARRIED_DIR / "p2p-Gnutella04.txt.gz").read_bytes()
+    copy = fresh_clone / "p2p-Gnutella04.txt.gz"
+    copy.write_bytes(data)
+    assert datasets.resolve("p2p-Gnutella04") == copy
+    assert datasets.resolve("p2p-Gnutella04") == copy   # remembered by identity
+    text = gzip.decompress(data)
+    copy.write_bytes(gzip.compress(text[:-1] + (b"5" if text[-1:] != b"5" else b"6"), mtime=0))  # one digit
+    with pytest.raises(datasets.DatasetError, match="content"):
+        datasets.resolve("p2p-Gnutella04")
 
 
 def test_synth_resolves_and_caches(tmp_path):

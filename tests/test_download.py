@@ -23,7 +23,7 @@ def server(monkeypatch):
 
 
 def _limits(**overrides):
-    settings = dict(deadline_s=5, idle_s=2, min_rate=100, rate_window_s=1)
+    settings = dict(deadline_s=5, idle_s=2, min_rate=100, rate_window_s=1, retries=0)
     settings.update(overrides)
     return Limits(**settings)
 
@@ -122,6 +122,26 @@ def test_a_200_to_a_range_request_starts_from_zero(server, tmp_path):
     for _ in range(3):  # retries never grow it
         download(http_server.url(server, "f"), part, _limits(), out=io.StringIO())
         assert part.read_bytes() == DATA
+
+
+def test_a_cut_transfer_is_retried_from_where_it_stopped(server, tmp_path):
+    server.files["f"] = DATA
+    server.cut = 5000
+    part, out = tmp_path / "f.part", io.StringIO()
+    assert download(http_server.url(server, "f"), part, _limits(retries=1, backoff_s=0), out=out) == len(DATA)
+    assert part.read_bytes() == DATA and "try 2 of 2" in out.getvalue()
+    assert [wanted for _, wanted in server.requests] == [None, "bytes=5000-"]   # resumed, not restarted
+
+
+def test_retries_are_counted_and_a_dead_server_is_given_up(tmp_path):
+    import socket
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = io.StringIO()
+    with pytest.raises(FetchError, match="cannot reach"):
+        download(f"http://127.0.0.1:{port}/f", tmp_path / "f.part", _limits(retries=2, backoff_s=0), out=out)
+    assert out.getvalue().count("cannot reach") == 2   # two retries said, the third failure raised
 
 
 def test_a_cut_transfer_keeps_its_prefix_for_resuming(server, tmp_path):

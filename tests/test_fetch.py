@@ -67,7 +67,7 @@ def test_truncated_download_resumes_on_rerun(server, tmp_path):
     catalogue = _catalogue(tmp_path, server.server_port, digest)
     out = io.StringIO()
     data_dir = tmp_path / "data"
-    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out) == 1
+    assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out, limits=fetch.Limits(retries=0)) == 1
     assert "run again to resume" in out.getvalue() and "Traceback" not in out.getvalue()
     part = data_dir / "toy.txt.gz.part"
     assert part.is_file() and 0 < part.stat().st_size < len(data)
@@ -123,21 +123,28 @@ def test_connection_refused_is_one_clean_line(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     out = io.StringIO()
-    assert fetch.run(["toy"], data_dir=tmp_path / "d", catalogue=_catalogue(tmp_path, port), out=out) == 1
+    assert fetch.run(["toy"], data_dir=tmp_path / "d", catalogue=_catalogue(tmp_path, port), out=out,
+                     limits=fetch.Limits(retries=0)) == 1
     text = out.getvalue()
     assert text.count("\n") == 1 and "cannot reach" in text and "Traceback" not in text
 
 
 def test_unknown_name_lists_the_graphs(tmp_path):
     out = io.StringIO()
-    assert fetch.run(["nope"], data_dir=tmp_path, out=out) == 1
+    assert fetch.run(["nope"], data_dir=tmp_path, out=out) == 2
     assert "roadNet-CA" in out.getvalue() and "soc-LiveJournal1" in out.getvalue()
+    out = io.StringIO()
+    assert fetch.run(["rome"], data_dir=tmp_path, out=out) == 2
+    assert "did you mean 'rome99'?" in out.getvalue() and out.getvalue().count("\n") == 1
 
 
-def test_real_catalogue_urls_are_snap():
+def test_real_catalogue_urls_are_snap_or_dimacs():
     from grader.data.datasets import load_catalogue
-    urls = {e.url for e in load_catalogue().values() if e.url}
-    assert "https://snap.stanford.edu/data/higgs-social_network.edgelist.gz" in urls and len(urls) == 6
+    real = {e.name: e.url for e in load_catalogue().values() if e.kind in ("snap", "dimacs")}
+    assert all(real.values()) and len(real) == 12
+    assert real["higgs-twitter"] == "https://snap.stanford.edu/data/higgs-social_network.edgelist.gz"
+    assert real["rome99"].endswith("/challenge9/data/rome/rome99.gr")
+    assert all(url.startswith("https://snap.stanford.edu/data/") for name, url in real.items() if name != "rome99")
 
 
 # ---------------------------------------------------------------- nothing unverified counts
@@ -216,7 +223,7 @@ def test_trust_on_first_use(server, tmp_path):
     assert "trust on first use" in out.getvalue() and str(record) in out.getvalue()
     out = io.StringIO()
     assert fetch.run(["toy"], data_dir=data_dir, catalogue=catalogue, out=out) == 0
-    assert "already present, sha256 checked" in out.getvalue()
+    assert "already present, sha256 matches the one recorded" in out.getvalue()
     # the server's file changes: a forced fetch refuses it and keeps the trusted copy
     server.files["toy.txt.gz"] = gzip.compress(EDGES.encode(), mtime=1)
     out = io.StringIO()

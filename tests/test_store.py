@@ -106,15 +106,16 @@ def test_config_errors_name_file_and_key(tmp_path, text, key):
 
 
 def test_overrides_and_command_rendering(tmp_path):
-    config = load_config(write_config(tmp_path, 'graphs = ["g"]\n'), scale="0.25", methods="segscan",
-                         reps=2, timeout=3, graphs="a,b")
-    assert config.scale == 0.25 and config.reps == 2 and config.timeout_s == 3.0 and config.graphs == ("a", "b")
+    config = load_config(write_config(tmp_path, 'graphs = ["g.txt"]\n'), scale="0.25", methods="segscan",
+                         reps=2, timeout=3, graphs="a.txt,rome99")
+    assert config.scale == 0.25 and config.reps == 2 and config.timeout_s == 3.0
+    assert config.graphs == ("a.txt", "rome99")
     cell = expand(config)[0]
     argv = render_command(config.command, cell, tmp_path / "in put.txt", tmp_path / "out.txt")
     assert argv[1:3] == ["-input", str(tmp_path / "in put.txt")]
     assert argv[-5:] == ["bmf", "-sync", "outcore", "-usesmem", "yes"]
     with pytest.raises(ConfigError, match="--methods"):
-        load_config(write_config(tmp_path, 'graphs = ["g"]\nmethods = ["bmf"]\n'), methods="tpe")
+        load_config(write_config(tmp_path, 'graphs = ["g.txt"]\nmethods = ["bmf"]\n'), methods="tpe")
 
 
 def test_warmup_runs_come_first_and_repetitions_are_passes(tmp_path):
@@ -127,4 +128,4 @@ def test_warmup_runs_come_first_and_repetitions_are_passes(tmp_path):
     assert reps == sorted(reps) and len(reps) == 3 * 65          # rep 0 of every setting, then rep 1, ...
     assert len({c.run_id for c in cells}) == len(cells)
     with pytest.raises(ConfigError, match="warmup"):
-        load_config(write_config(tmp_path, 'graphs = ["g"]\nwarmup = -1\n'))
+        load_config(write_config(tmp_path, 'graphs = ["g.txt"]\nwarmup = -1\n'))

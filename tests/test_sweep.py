@@ -211,11 +211,12 @@ def test_force_and_rerun_failed(tmp_path, capsys):
     capsys.readouterr()
 
 
-def test_missing_graphs_are_skipped_with_a_note(tmp_path, capsys):
+def test_a_missing_graph_stops_the_sweep_before_anything_runs(tmp_path, capsys):
     config = stand_in_config(tmp_path, [FIGURE1, tmp_path / "absent.txt"], methods={"ok": "ok"})
-    assert sweep.run(config=config, results=tmp_path / "r.jsonl", quiet=True) == 0
+    assert sweep.run(config=config, results=tmp_path / "r.jsonl", quiet=True) == 2
     captured = capsys.readouterr()
-    assert "skipped graph absent" in captured.out and "skipped absent" in captured.err
+    assert f"key 'graphs': no such file: {tmp_path / 'absent.txt'}" in captured.err
+    assert captured.err.count("\n") == 1 and not (tmp_path / "r.jsonl").exists()
 
 
 def test_command_line_help_dry_run_and_errors(tmp_path):

@@ -1,4 +1,8 @@
-"""``python -m grader fetch NAME...``: download catalogue graphs, resumably, and verify them.
+"""``python -m grader fetch NAME...|--config FILE``: download catalogue graphs, resumably, and verify them.
+
+``--config FILE`` fetches every real graph a sweep or grading config names (stand-ins are
+generated on use; files are the config's own). A graph with a verified copy in the data
+folder, or carried in this checkout (grader/data/graphs), is not downloaded again.
 
 A download streams into ``<file>.part`` (:mod:`grader.data.download`: bytes capped at the
 catalogue size plus a margin, an overall deadline, an idle timeout and a minimum rate,
@@ -8,7 +12,8 @@ download recorded beside it: trust on first use), decompressed size and vertex/e
 counts are verified (:mod:`grader.data.integrity`), so nothing a later fetch would accept is
 ever left by a failure. A ``.part`` survives only an interrupted transfer (a prefix of the
 server's bytes at their own offsets, checked whole once complete); any failed check
-deletes it. The .gz is kept as downloaded: the loader reads gzip directly.
+deletes it. The .gz is kept as downloaded: the loader reads gzip directly. Transient failures
+are retried (resuming) within the deadline; the bar shows the bytes (grader.data.download).
 """
 from __future__ import annotations
 
@@ -19,10 +24,12 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from grader.data.datasets import Dataset, DatasetError, load_catalogue
+from grader.data.catalogue import CARRIED_DIR, REAL_KINDS, Dataset, DatasetError, candidates, load_catalogue
 from grader.data.download import FetchError, Limits, download
-from grader.data.integrity import (check_bytes, check_lines, file_sha256, inspect, max_download_bytes, read_record,
-                              record_path, verify_counts, write_record)
+from grader.data.integrity import (check_bytes, check_lines, inspect, max_download_bytes, read_record, verify_copy,
+                                   verify_counts, write_record)
+from grader.sweep.config import ConfigError, load_matrix, looks_like_path
+from grader.tomlfile import did_you_mean
 from sssp_common.files import REPO_ROOT
 
 __all__ = ["FetchError", "Limits", "fetch_one", "run", "default_data_dir"]
@@ -38,7 +45,9 @@ HELP = "download, verify and unpack catalogue graphs"
 
 def add_arguments(parser) -> None:
     defaults = Limits()
-    parser.add_argument("names", nargs="+", metavar="NAME", help="catalogue names, e.g. roadNet-CA (or all)")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="catalogue names, e.g. roadNet-CA (or all)")
+    parser.add_argument("--config", type=Path, action="append", metavar="FILE",
+                        help="every real graph this sweep or grading config names (may be repeated)")
     parser.add_argument("--data-dir", type=Path, metavar="DIR", help="where to put them")
     parser.add_argument("--force", action="store_true", help="download again even when present")
     parser.add_argument("--allow-redirect-host", action="store_true",
@@ -50,34 +59,47 @@ def add_arguments(parser) -> None:
     parser.add_argument("--min-rate", type=float, default=defaults.min_rate, metavar="BYTES_PER_S",
                         help=f"give up below this rate over {defaults.rate_window_s:g} s "
                              f"(default {defaults.min_rate:g})")
+    parser.add_argument("--retries", type=int, default=defaults.retries, metavar="N",
+                        help=f"tries after a transient failure, each resuming (default {defaults.retries})")
 
 
 def run_from_args(args) -> int:
     limits = Limits(deadline_s=args.deadline, idle_s=args.idle_timeout, min_rate=args.min_rate,
-                    allow_redirect_host=args.allow_redirect_host)
-    return run(names=args.names, data_dir=args.data_dir, force=args.force, limits=limits)
+                    allow_redirect_host=args.allow_redirect_host, retries=max(0, args.retries))
+    return run(names=args.names, data_dir=args.data_dir, force=args.force, limits=limits, configs=args.config)
 
 
 def run(names: list[str], data_dir: Path | None = None, force: bool = False, catalogue: Path | None = None,
-        out=sys.stderr, limits: Limits | None = None) -> int:
-    """Fetch each named graph into ``data_dir``; 0 when all are there and verified, else 1."""
+        out=sys.stderr, limits: Limits | None = None, configs: list[Path] | None = None) -> int:
+    """Fetch each named graph (and each real graph of ``configs``) into ``data_dir``; 0 when all are
+    there and verified, 1 when some could not be had, 2 for an unknown name or a bad config."""
     try:
         entries = load_catalogue(catalogue)
     except DatasetError as err:
         print(f"grader fetch: {err}", file=out)
-        return 1
+        return 2
     fetchable = {name: entry for name, entry in entries.items() if entry.url}
     wanted = list(fetchable) if names == ["all"] else list(names)
+    for config in configs or []:
+        try:
+            wanted += _config_graphs(config, entries, out)
+        except ConfigError as err:
+            print(f"grader fetch: {err}", file=out)
+            return 2
+    if not wanted and not configs:
+        print("grader fetch: name graphs (or all), or --config FILE", file=out)
+        return 2
     unknown = [name for name in wanted if name not in fetchable]
     if unknown:
-        print(f"grader fetch: cannot fetch {', '.join(map(repr, unknown))}; "
-              f"downloadable graphs: {', '.join(fetchable)} (or 'all')", file=out)
-        return 1
+        print(f"grader fetch: cannot fetch {', '.join(map(repr, unknown))}"
+              f"{did_you_mean(unknown[0], fetchable)} (downloadable: {', '.join(fetchable)}, or 'all')", file=out)
+        return 2
     folder = Path(data_dir) if data_dir is not None else default_data_dir()
     status = 0
-    for name in wanted:
+    for name in dict.fromkeys(wanted):
         try:
-            path = fetch_one(fetchable[name], folder, force=force, out=out, limits=limits)
+            path = _carried(fetchable[name], folder, force, out) or \
+                fetch_one(fetchable[name], folder, force=force, out=out, limits=limits)
             print(f"grader fetch: {name}: {path}", file=out)
         except FetchError as err:
             print(f"grader fetch: {name}: {err}", file=out)
@@ -88,12 +110,45 @@ def run(names: list[str], data_dir: Path | None = None, force: bool = False, cat
     return status
 
 
+def _config_graphs(path: Path, entries: dict[str, Dataset], out) -> list[str]:
+    """The real catalogue graphs a config names (its names checked as a sweep checks them)."""
+    matrix = load_matrix(path)
+    names = []
+    for graph in matrix.graphs:
+        entry = None if looks_like_path(graph) else entries.get(graph)
+        if entry is not None and entry.kind in REAL_KINDS:
+            names.append(graph)
+        else:
+            why = "a file of the config's" if entry is None else \
+                "a stand-in, generated on use" if entry.kind == "synth" else "in this checkout"
+            print(f"grader fetch: {graph}: nothing to fetch ({why})", file=out)
+    return names
+
+
+def _carried(entry: Dataset, folder: Path, force: bool, out) -> Path | None:
+    """The copy carried in this checkout, verified, when the data folder has none (and no --force)."""
+    if force or any(candidate.exists() for candidate in candidates(entry, folder)):
+        return None
+    for candidate in candidates(entry, CARRIED_DIR):
+        if candidate.is_file():
+            try:
+                vouched = verify_copy(entry, candidate)
+            except FetchError as err:
+                print(f"grader fetch: {entry.name}: the carried copy {candidate} fails verification ({err}); "
+                      "downloading", file=out)
+                return None
+            print(f"grader fetch: {entry.name}: carried in this checkout ({vouched})", file=out)
+            return candidate
+    return None
+
+
 def fetch_one(entry: Dataset, folder: Path, force: bool = False, out=sys.stderr,
               limits: Limits | None = None) -> Path:
     """The verified file for ``entry`` in ``folder``, downloaded unless a verified copy is there."""
+    present = next((c for c in candidates(entry, folder) if c.is_file()), None)   # as downloaded, or (un)gzipped
+    if present is not None and not force:
+        return _check_present(entry, present, out)
     target = folder / entry.filename
-    if target.is_file() and not force:
-        return _check_present(entry, target, out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -137,30 +192,29 @@ def _install(entry: Dataset, part: Path, target: Path, recorded: str | None, out
 
 
 def _check_present(entry: Dataset, target: Path, out) -> Path:
-    """A file already under the final name: checked against the catalogue's sha256 or the record;
+    """A file already under the final name: checked against the catalogue's pins or the record;
     without either, verified like a download and then recorded. Never deleted: it may be the user's."""
     advice = "delete it or use --force"
+    as_downloaded = target.name == entry.filename
     size = target.stat().st_size
-    if entry.size and size != entry.size:
+    if as_downloaded and entry.size and size != entry.size:   # before hashing a large wrong file
         raise FetchError(f"{target} exists but has {size:,} bytes, not {entry.size:,}; {advice}")
     recorded = read_record(target)
-    expected = entry.sha256.lower() if entry.sha256 else recorded
-    if expected:
-        got = file_sha256(target)
-        if got != expected:
-            source = "the catalogue's" if entry.sha256 else f"the one recorded in {record_path(target)}"
-            raise FetchError(f"{target} exists but its sha256 {got} is not {source} ({expected}); {advice}")
-        print(f"grader fetch: {entry.name}: already present, sha256 checked", file=out)
-        return target
+    found = None
     try:
         found = inspect(target, entry)
-        vouched = check_bytes(entry, found, None)
+        vouched = check_bytes(entry, found, recorded, as_downloaded)
         check_lines(entry, found)
-        verify_counts(entry, target)
+        if not vouched:
+            verify_counts(entry, target)
     except FetchError as err:
+        if found is not None and recorded and not entry.pinned and found.sha256 != recorded:
+            raise FetchError(f"{target} exists but its sha256 {found.sha256} is not the one recorded in "
+                             f"{target.name}.sha256 ({recorded}); {advice}") from None
         raise FetchError(f"{target} exists but fails verification: {err}; {advice}") from None
-    print(f"grader fetch: {entry.name}: already present, verified", file=out)
-    _say_trust(entry, target, found.sha256, vouched, out)
+    print(f"grader fetch: {entry.name}: already present, {vouched or 'verified'}", file=out)
+    if not vouched:
+        _say_trust(entry, target, found.sha256, vouched, out)
     return target
 
 

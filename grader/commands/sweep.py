@@ -22,7 +22,7 @@ from grader.sweep.executors import open_pool_or_say
 from grader.sweep.executors.celltask import failure_row, make_tasks, run_task
 from grader.sweep.timesplit import time_split
 from grader.progress import Progress, format_duration
-from grader.sweep.graphs import GraphUnavailable, PreparedGraph, prepare_graph, sigterm_as_interrupt
+from grader.sweep.graphs import GraphUnavailable, PreparedGraph, check_available, prepare_graph, sigterm_as_interrupt
 from grader.commands.options import TEMPLATE_HELP, add_matrix_arguments
 from grader.sweep.store import LockedResults, ResultsLocked, done_ids
 from sssp_common.files import REPO_ROOT
@@ -68,6 +68,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     try:
         sweep = load_config(_config_path(config), scale=scale, program=program, graphs=graphs,
                             methods=methods, reps=reps, timeout=timeout)
+        check_available(sweep)      # before a cell is listed or run: a missing graph is the user's to fetch
     except ConfigError as error:
         print(f"grader sweep: {error}", file=err)
         return 2

@@ -1,77 +1,35 @@
-"""The graph catalogue (configs/graphs.toml) and ``resolve``: a catalogue name -> an edge-list file here.
+"""``resolve``: a catalogue name -> an edge-list file here, verified before it is used.
 
-Real graphs are looked for in the data folders (gzipped or not); stand-ins (``NAME~synth``)
-are generated once per (name, scale, seed, generator version) and cached as text files.
+Real graphs are looked for in the data folders, then among the copies carried in this package
+(grader.data.catalogue), gzipped or not, and checked against the catalogue's pins
+(grader.data.integrity.verify_copy) every time they are resolved; stand-ins (``NAME~synth``) are
+generated once per (name, scale, seed, generator version) and cached as text files.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.data import synth
-from grader.tomlfile import check_keys, read_toml
+from grader.data.catalogue import (CARRIED_DIR, CATALOGUE, KINDS, REAL_KINDS, SYNTH_SUFFIX, Dataset,  # noqa: F401
+                                   DatasetError, default_data_dirs, find_real, load_catalogue, search_dirs,
+                                   unknown_graph)
+from grader.data.download import FetchError
+from grader.data.integrity import verify_copy
 from sssp_common.edgelist import parsed_form, write_edge_list
 from sssp_common.files import REPO_ROOT, cache_dir
 from sssp_common.loader import remember_parsed
 from sssp_common.textio import text_workers
 
-CATALOGUE = REPO_ROOT / "configs" / "graphs.toml"
-KINDS = ("snap", "real-local", "synth", "project")
-REAL_KINDS = ("snap", "real-local")
-SYNTH_SUFFIX = "~synth"
 DEFAULT_CI_SCALE = {"road_like": 1 / 256, "rmat": 1 / 512}
 
 
-class DatasetError(Exception):
-    """A graph that cannot be had here: unknown name, absent file, bad scale. One clear line."""
-
-
 @dataclass(frozen=True)
-class Dataset:
+class Availability:
+    """Whether a catalogue graph can be used here, and where (before anything runs)."""
     name: str
-    kind: str
-    url: str = ""
-    filename: str = ""
-    vertices: int = 0          # largest id + 1 (0 = unknown)
-    edges: int = 0
-    sha256: str = ""           # of the file as downloaded / stored
-    description: str = ""
-    nodes: int = 0             # SNAP's node count: distinct ids that appear
-    size: int = 0              # bytes of the downloaded file (0 = unknown)
-    content_sha256: str = ""   # of the uncompressed content
-    lines: int = 0
-    generator: str = ""
-    standin_of: str = ""
-    ci_scale: float = 0.0
-
-
-def load_catalogue(path=None) -> dict[str, Dataset]:
-    """Every catalogue entry by name; a malformed catalogue is a DatasetError naming the entry."""
-    path = Path(path) if path is not None else CATALOGUE
-    raw = read_toml(path, DatasetError, "catalogue file")
-    known = set(Dataset.__dataclass_fields__) - {"name"}
-    catalogue = {}
-    for name, table in raw.get("graphs", {}).items():
-        check_keys(table, known, f"graphs.{name}", DatasetError, path)
-        entry = Dataset(name=name, **table)
-        if entry.kind not in KINDS:
-            raise DatasetError(f"{path}: graphs.{name}: kind must be one of {', '.join(KINDS)}, not {entry.kind!r}")
-        if entry.kind == "synth" and not entry.standin_of:
-            raise DatasetError(f"{path}: graphs.{name}: a synth entry needs standin_of")
-        if entry.kind != "synth" and not entry.filename:
-            raise DatasetError(f"{path}: graphs.{name}: needs a filename")
-        catalogue[name] = entry
-    return catalogue
-
-
-def default_data_dirs() -> list[Path]:
-    """Where real graphs are looked for, in order."""
-    dirs = []
-    if os.environ.get("SSSP_DATA_DIR"):
-        dirs.append(Path(os.environ["SSSP_DATA_DIR"]))
-    dirs += [REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "data", REPO_ROOT / ".device-data"]
-    return dirs
+    path: Path | None      # the verified copy, or None for a stand-in (generated on use)
+    problem: str = ""      # one line with what to do, when it cannot be used
 
 
 def default_cache_dir() -> Path:
@@ -80,7 +38,7 @@ def default_cache_dir() -> Path:
 
 def resolve(name: str, scale: str | float = "ci", data_dirs: list[Path] | None = None,
             cache_dir: Path | None = None, seed: int = 0, catalogue: dict[str, Dataset] | None = None) -> Path:
-    """A path to an edge-list file for catalogue graph ``name``.
+    """A path to an edge-list file for catalogue graph ``name``; a real graph's copy verified first.
 
     ``scale`` applies to stand-ins only: "ci" (each entry's ci_scale: the default sweep's
     size for a 2-core CPU), "full" (the spec's size) or a fraction in (0, 1].
@@ -88,33 +46,41 @@ def resolve(name: str, scale: str | float = "ci", data_dirs: list[Path] | None =
     catalogue = catalogue if catalogue is not None else load_catalogue()
     entry = catalogue.get(name)
     if entry is None:
-        raise DatasetError(f"unknown graph {name!r}; the catalogue has: {', '.join(catalogue)}")
+        raise DatasetError(unknown_graph(name, catalogue))
+    if entry.kind == "synth":
+        return _synth_file(entry, scale, seed, cache_dir)
+    found = availability(entry, data_dirs, catalogue)
+    if found.problem:
+        raise DatasetError(found.problem)
+    return found.path
+
+
+def availability(entry: Dataset, data_dirs: list[Path] | None = None,
+                 catalogue: dict[str, Dataset] | None = None) -> Availability:
+    """Can ``entry`` be used here? A project file must be in the checkout; a real graph must have a
+    copy that verifies (the first found: a bad copy is named, never passed over); a stand-in can."""
+    if entry.kind == "synth":
+        return Availability(entry.name, None)
     if entry.kind == "project":
         path = REPO_ROOT / entry.filename
         if not path.is_file():
-            raise DatasetError(f"{name}: {path} is missing from this checkout")
-        return path
-    if entry.kind == "synth":
-        return _synth_file(entry, scale, seed, cache_dir)
+            return Availability(entry.name, None, f"{entry.name}: {path} is missing from this checkout")
+        return Availability(entry.name, path)
+    fetch = f"python -m grader fetch {entry.name}"
     found = find_real(entry, data_dirs)
     if found is None:
-        where = ", ".join(str(d) for d in (data_dirs or default_data_dirs()))
-        hint = (f"run `python -m grader fetch {name}` (needs a network)" if entry.kind == "snap"
-                else "copy it into one of those folders")
-        standin = f"{name}{SYNTH_SUFFIX}"
-        also = f", or use the stand-in `{standin}`" if standin in catalogue else ""
-        raise DatasetError(f"{name}: {entry.filename} not found in {where}; {hint}{also}")
-    return found
-
-
-def find_real(entry: Dataset, data_dirs: list[Path] | None = None) -> Path | None:
-    """The first copy of a real graph in the data folders, gzipped or not."""
-    stem = entry.filename[:-3] if entry.filename.endswith(".gz") else entry.filename
-    for folder in data_dirs or default_data_dirs():
-        for candidate in (Path(folder) / entry.filename, Path(folder) / stem, Path(folder) / f"{stem}.gz"):
-            if candidate.is_file():
-                return candidate
-    return None
+        where = ", ".join(str(d) for d in search_dirs(data_dirs))
+        standin = f"{entry.name}{SYNTH_SUFFIX}"
+        also = f", or use the stand-in `{standin}`" if standin in (catalogue or {}) else ""
+        return Availability(entry.name, None, f"{entry.name}: {entry.filename} not found in {where}; "
+                                              f"run `{fetch}` (needs a network){also}")
+    try:
+        verify_copy(entry, found)
+    except FetchError as err:
+        return Availability(entry.name, None, f"{entry.name}: {found} fails verification: {err}; run "
+                                              f"`{fetch} --data-dir {found.parent}` (it verifies, records or "
+                                              f"replaces it; --force downloads again)")
+    return Availability(entry.name, found)
 
 
 def scale_fraction(entry: Dataset, scale: str | float) -> float | str:

@@ -5,10 +5,18 @@
   (fewer than ``min_rate`` bytes/s over any ``rate_window_s``: a trickling server is
   given up);
 - redirects: only to the same host (and never https -> http) unless ``allow_redirect_host``;
+- retries: a transfer cut short (a reset connection, an idle server, an early end), a server
+  that cannot be reached or answers 5xx/429 is tried again up to ``Limits.retries`` times,
+  ``backoff_s`` doubling between tries, within the deadline; each try resumes the ``.part``;
 - resuming: an existing ``.part`` is continued with a Range request; a 206 that does not
   start where asked, or a 200, restarts from byte 0 (the file is truncated, never appended
   to). So the ``.part`` always holds the server's bytes at their own offsets: a prefix of
   what was asked for, which the caller verifies whole before it counts.
+
+Why not pooch (hashes, caching, retries, progress): its hash is of the downloaded bytes, while the
+catalogue pins the uncompressed content (grader.data.integrity checks that); and it has no byte
+cap, minimum rate, Range resume or same-host redirect rule, which a 250 MB download from a
+server we do not control needs. The progress bar is tqdm's (grader.progress).
 
 Errors are :class:`FetchError` (one line). ``interrupted`` says the ``.part`` is a good
 prefix worth resuming; otherwise the caller deletes it.
@@ -33,9 +41,10 @@ CHUNK = 1 << 20
 class FetchError(Exception):
     """A download or verification that failed for a reason the user can act on; one line."""
 
-    def __init__(self, message: str, interrupted: bool = False):
+    def __init__(self, message: str, interrupted: bool = False, retry: bool = False):
         super().__init__(message)
         self.interrupted = interrupted
+        self.retry = retry          # worth another try (a cut transfer, an unreachable or failing server)
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,8 @@ class Limits:
     min_rate: float = 16 * 1024       # bytes/s, averaged over rate_window_s
     rate_window_s: float = 60.0
     allow_redirect_host: bool = False
+    retries: int = 3                  # further tries after a transient failure
+    backoff_s: float = 1.0            # the wait before the first retry; doubles after each
 
 
 class _Clock:
@@ -83,17 +94,29 @@ def download(url: str, part: Path, limits: Limits = Limits(), out=sys.stderr) ->
     """Stream ``url`` into ``part`` (resuming it when the server allows); the bytes it holds at the end."""
     clock = _Clock(limits)
     opener = urllib.request.build_opener(_SameHostRedirects(limits.allow_redirect_host))
-    for _ in range(3):
+    restarts = failures = 0
+    while True:
         have = part.stat().st_size if part.exists() else 0
         clock.check(have)
         if limits.max_bytes is not None and have > limits.max_bytes:
             part.unlink()
             have = 0
-        restart = _attempt(opener, url, part, have, clock, out)
+        try:
+            restart = _attempt(opener, url, part, have, clock, out)
+        except FetchError as err:
+            if not err.retry or failures >= limits.retries:
+                raise
+            failures += 1
+            wait = min(limits.backoff_s * 2 ** (failures - 1), max(0.0, clock.ends - time.monotonic()))
+            print(f"grader fetch: {err}; try {failures + 1} of {limits.retries + 1} in {wait:g} s", file=out)
+            time.sleep(wait)
+            continue
         if not restart:
             return part.stat().st_size
+        restarts += 1
+        if restarts >= 3:
+            raise FetchError(f"{url}: the server keeps answering with the wrong byte range")
         part.unlink(missing_ok=True)
-    raise FetchError(f"{url}: the server keeps answering with the wrong byte range")
 
 
 def _attempt(opener, url: str, part: Path, have: int, clock: _Clock, out) -> bool:
@@ -107,10 +130,12 @@ def _attempt(opener, url: str, part: Path, have: int, clock: _Clock, out) -> boo
     except urllib.error.HTTPError as err:
         if err.code == 416 and have:  # our partial file is no prefix the server knows: start over
             return True
-        raise FetchError(f"{url}: the server answered {err.code} {err.reason}") from None
+        raise FetchError(f"{url}: the server answered {err.code} {err.reason}",
+                         retry=err.code >= 500 or err.code == 429) from None
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
-        raise FetchError(f"cannot reach {url}: {reason} (offline? these machines have no network)") from None
+        unknown_host = isinstance(reason, socket.gaierror)   # no name service: offline, another try will not help
+        raise FetchError(f"cannot reach {url}: {reason} (offline?)", retry=not unknown_host) from None
     with response:
         start, total = _placement(response)
         if have and response.status == 206 and start != have:
@@ -153,12 +178,12 @@ def _attempt(opener, url: str, part: Path, have: int, clock: _Clock, out) -> boo
                              interrupted=True) from None
         except Exception as err:  # a reset connection, http.client.IncompleteRead and friends
             raise FetchError(f"download interrupted at {received:,} bytes ({type(err).__name__}); "
-                             "run again to resume", interrupted=True) from None
+                             "run again to resume", interrupted=True, retry=True) from None
         finally:
             bar.close()
     if total is not None and received != total:
         raise FetchError(f"download ended early: {received:,} of {total:,} bytes; run again to resume",
-                         interrupted=True)
+                         interrupted=True, retry=True)
     return False
 
 

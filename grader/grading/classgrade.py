@@ -26,7 +26,7 @@ from grader.sweep.cells import expand, graph_label
 from grader.sweep.config import ConfigError
 from grader.sweep.executors import open_pool_or_say
 from grader.sweep.executors.celltask import run_task
-from grader.sweep.graphs import GraphUnavailable, prepare_graph, sigterm_as_interrupt
+from grader.sweep.graphs import GraphUnavailable, check_available, prepare_graph, sigterm_as_interrupt
 from grader.sweep.store import LockedResults, ResultsLocked
 from sssp_common.files import REPO_ROOT
 from sssp_common.record import latest_by_run_id, machine, project_commit, read_rows
@@ -37,8 +37,9 @@ REFUSED = 3
 
 EXIT_STATUS = """\
 exit status: 0 every submission graded, whatever its score; 1 graded, but not one run of any
-built submission was right (suspect the machine: GPU, driver, timeout); 2 bad usage, config or
-DIR/report_scores.csv; 3 graded, but some submissions were refused (unreadable or unsafe
+built submission was right (suspect the machine: GPU, driver, timeout); 2 bad usage, config,
+a graph of the matrix missing or failing verification (nothing graded; the line gives the fetch
+command) or DIR/report_scores.csv; 3 graded, but some submissions were refused (unreadable or unsafe
 uploads, or the grader failed on them: each named on stderr, the rest of the class graded);
 130 interrupted (rerun to resume)"""
 
@@ -56,6 +57,7 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
     try:
         grading = load_grading(config, nvcc=nvcc, arch=arch, scale=scale, graphs=graphs, methods=methods,
                                reps=reps, timeout=timeout, rubric=rubric)
+        check_available(grading.matrix)   # a missing graph would grade the class on fewer runs: refused
         found = discover(list(submissions))
         report_scores = manual.read_scores(Path(out) / manual.FILE, grading.rubric.report)
     except (ConfigError, Refused, manual.ManualScoresError) as error:
@@ -104,7 +106,6 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
     previous = sigterm_as_interrupt()
     began = time.monotonic()
     graphs_ready: dict[str, object] = {}
-    skipped: dict[str, str] = {}
     summary = {}
     try:
         for entry in matrix.graphs:
@@ -112,9 +113,9 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
             orderings = {c.ordering for c in expand(matrix, graphs=(entry,))}
             try:
                 graphs_ready[name] = prepare_graph(entry, matrix, orderings, cache_dir)
-            except GraphUnavailable as why:
-                skipped[name] = str(why)
-                print(f"grader grade: skipped graph {name}: {why}", file=err)
+            except GraphUnavailable as why:   # every student is graded on the whole matrix, or none is
+                print(f"grader grade: graph {name} cannot be prepared, so no grading: {why}", file=err)
+                return 2
         classrun.timed = schedule.timed_graphs(graphs_ready) if jobs > 1 else set()
         shared_store = schedule.LockedStore(store, classrun.store_lock)
         # the results file read once (this grader holds its lock), then kept up to date by grade_one
@@ -157,8 +158,6 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
         print(f"{student:<{width}}  {round(data['score'], 2):>7g} / {data['max_score']:<5g}  "
               f"build {'ok' if data.get('built') else 'FAILED'}  runs ok {runs.get('ok', 0)}/{runs.get('total', 0)}"
               + ("  report pending" if pending else ""), file=stdout)
-    for name, why in skipped.items():
-        print(f"skipped graph {name}: {why}", file=stdout)
     print(f"per student: {out}/<student>/results.json, index.html; class ({len(everyone)} students): "
           f"{out}/gradebook.csv, {out}/leaderboard.csv; report scores: {out}/{manual.FILE}", file=stdout)
     tried = sum(d.get("runs", {}).get("tried", 0) for d in summary.values())

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.sweep.config import SweepConfig
+from grader.sweep.config import SweepConfig, looks_like_path  # noqa: F401 (the graph-entry rule lives with the config)
 from sssp_common.files import REPO_ROOT
 from sssp_common.record import run_id
 
@@ -52,11 +52,6 @@ def graph_label(entry: str) -> str:
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
     return name
-
-
-def looks_like_path(entry: str) -> bool:
-    """Graph entries may be catalogue names or edge-list files; a slash or a file suffix says file."""
-    return "/" in entry or "\\" in entry or entry.endswith((".txt", ".gr", ".gz", ".el", ".tsv", ".csv", ".edges"))
 
 
 WARMUP_REP = -1   # rep of a warm-up run: recorded (so a failing one shows), never reported

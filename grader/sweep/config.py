@@ -1,16 +1,22 @@
 """Load and check a sweep matrix (TOML) into a plain dataclass.
 
 Why strict: a typo in a sweep file ("orderigs") would otherwise silently run the
-defaults for hours; every unknown key or bad value stops with the file and key named.
+defaults for hours; every unknown key or bad value stops with the file and key named, and the
+nearest valid name ("did you mean 'tpe'?"). Nothing runs until the whole matrix is known to be
+runnable: graphs in the catalogue (or files), methods the program knows, the vocabulary's syncs
+and orderings, block sizes ./sssp accepts; whether each graph is here and verifies is
+grader.sweep.graphs.check_available's question, asked before anything runs or is listed.
 """
 from __future__ import annotations
 
+import difflib
 import string
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader.tomlfile import ConfigError, check_keys, read_toml
-from sssp_common.vocabulary import ORDERINGS, SEGSCAN, SPEC_CONFIGS, SYNCS, program_method
+from grader.data.catalogue import DatasetError, load_catalogue, unknown_graph
+from grader.tomlfile import ConfigError, check_keys, did_you_mean, read_toml
+from sssp_common.vocabulary import METHODS, ORDERINGS, SEGSCAN, SPEC_CONFIGS, SYNCS, program_method
 
 
 # The spec's single-dash form for our ./sssp; the method word is bare.
@@ -21,6 +27,8 @@ SAMPLE_PACKAGE_TEMPLATE = ("{sssp} --input {input} --bsize {bsize} --bcount {bco
                            "--method {method} --sync {sync} --usesmem {usesmem}")
 PLACEHOLDERS = frozenset({"sssp", "python", "config_dir", "input", "output", "bsize", "bcount",
                           "method", "sync", "usesmem", "ordering", "graph", "rep"})
+# ./sssp's (and the spec's) thread block: a whole number of warps, at most 1024 threads
+BSIZE_MIN, BSIZE_MAX, WARP = 32, 1024, 32
 
 
 @dataclass(frozen=True)
@@ -108,8 +116,10 @@ def check_template(template: str, where: str) -> str:
     names = template_fields(template)
     unknown = sorted(names - PLACEHOLDERS)
     if unknown:
+        nearest = difflib.get_close_matches(unknown[0], PLACEHOLDERS, n=1)
         raise ConfigError(f"{where}: unknown placeholder(s) {', '.join('{%s}' % n for n in unknown)}; "
-                          f"known: {', '.join(sorted(PLACEHOLDERS))}")
+                          + (f"did you mean '{{{nearest[0]}}}'?" if nearest else
+                             f"known: {', '.join(sorted(PLACEHOLDERS))}"))
     for needed in ("input", "output"):
         if needed not in names:
             raise ConfigError(f"{where}: the template needs {{{needed}}}")
@@ -129,9 +139,21 @@ def load_config(path: Path | str, *, scale=None, program=None, graphs=None, meth
         raise ConfigError(f"{path}: {error}") from None
 
 
+def load_matrix(path: Path | str) -> SweepConfig:
+    """The matrix of a sweep or a grading config (whose [grading] table grader.grading.config reads)."""
+    path = Path(path)
+    raw = read_toml(path)
+    raw.pop("grading", None)
+    try:
+        return apply_overrides(_from_table(path, raw))
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
 def apply_overrides(config: SweepConfig, *, scale=None, program=None, graphs=None, methods=None,
                     reps=None, timeout=None) -> SweepConfig:
-    """The command line wins over the file; the same checks apply."""
+    """The command line wins over the file; the same checks apply, then the methods against the
+    program that will run them."""
     changes: dict = {}
     if scale is not None:
         changes["scale"] = parse_scale(scale, "--scale")
@@ -141,7 +163,7 @@ def apply_overrides(config: SweepConfig, *, scale=None, program=None, graphs=Non
         names = _split_list(graphs)
         if not names:
             raise ConfigError("--graphs: no graph named")
-        changes["graphs"] = tuple(names)
+        changes["graphs"] = _known_graphs(names, "--graphs")
     if methods is not None:
         wanted = _split_list(methods)
         # the sweep's own methods, and the seed papers' (which no spec sweep lists) by name
@@ -150,13 +172,47 @@ def apply_overrides(config: SweepConfig, *, scale=None, program=None, graphs=Non
         if unknown:
             raise ConfigError(f"--methods: not in this sweep: {', '.join(unknown)} "
                               f"(it has {', '.join(m.name for m in config.methods)}; any sweep also takes "
-                              f"{', '.join(PAPER_METHOD_SPECS)})")
+                              f"{', '.join(PAPER_METHOD_SPECS)}){did_you_mean(unknown[0], known)}")
         changes["methods"] = tuple(known[name] for name in wanted)
     if reps is not None:
         changes["reps"] = _positive_int(reps, "--reps")
     if timeout is not None:
         changes["timeout_s"] = _positive_number(timeout, "--timeout")
-    return replace(config, **changes)
+    config = replace(config, **changes)
+    _check_method_words(config)
+    return config
+
+
+def _known_graphs(entries, key: str) -> tuple[str, ...]:
+    """Graph entries: files (a slash or a graph suffix) or catalogue names; a name the catalogue
+    lacks stops here with the nearest it has (a misspelt stand-in would otherwise list its cells)."""
+    names = [entry for entry in entries if not looks_like_path(entry)]
+    if names:
+        try:
+            catalogue = load_catalogue()
+        except DatasetError as error:
+            raise ConfigError(str(error)) from None
+        for name in names:
+            if name not in catalogue:
+                raise ConfigError(f"{key}: {unknown_graph(name, catalogue)}")
+    return tuple(entries)
+
+
+def looks_like_path(entry: str) -> bool:
+    """Graph entries may be catalogue names or edge-list files; a slash or a file suffix says file."""
+    return "/" in entry or "\\" in entry or entry.endswith((".txt", ".gr", ".gz", ".el", ".tsv", ".csv", ".edges"))
+
+
+def _check_method_words(config: SweepConfig) -> None:
+    """A program run through {sssp} (this checkout's ./sssp or a student's build) knows the
+    vocabulary's method words only; another program (a template without {sssp}) is the config's own."""
+    if "sssp" not in template_fields(config.command):
+        return
+    for method in config.methods:
+        if method.run_as not in METHODS:
+            where = f"methods.{method.name}" + (".run_as" if method.run_as != method.name else "")
+            raise ConfigError(f"key '{where}': unknown method {method.run_as!r}"
+                              f"{did_you_mean(method.run_as, METHODS) or '; known: ' + ', '.join(METHODS)}")
 
 
 def _split_list(value) -> list[str]:
@@ -183,7 +239,7 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
     sentinels = program.get("sentinels", [])
     if not isinstance(sentinels, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in sentinels):
         raise ConfigError("key 'program.sentinels': must be a list of integers (values meaning unreachable)")
-    return SweepConfig(
+    config = SweepConfig(
         path=path,
         name=name.strip(),
         graphs=tuple(g.strip() for g in graphs),
@@ -201,6 +257,8 @@ def _from_table(path: Path, raw: dict) -> SweepConfig:
         cache_dir=_optional_path(raw.get("cache_dir"), path.parent, "cache_dir"),
         **_executor(raw.get("executor", {})),
     )
+    _known_graphs(config.graphs, "key 'graphs'")   # last: the file's other mistakes are named first
+    return config
 
 
 def _executor(table) -> dict:
@@ -224,7 +282,8 @@ def _choice_list(value, allowed, key) -> tuple[str, ...]:
         raise ConfigError(f"key '{key}': must be a non-empty list drawn from {', '.join(allowed)}")
     for item in value:
         if item not in allowed:
-            raise ConfigError(f"key '{key}': {item!r} is not one of {', '.join(allowed)}")
+            raise ConfigError(f"key '{key}': {item!r} is not one of {', '.join(allowed)}"
+                              f"{did_you_mean(item, allowed)}")
     return tuple(dict.fromkeys(value))
 
 
@@ -236,7 +295,12 @@ def _configs(value) -> tuple[tuple[int, int], ...]:
         if (not isinstance(item, list) or len(item) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in item)):
             raise ConfigError(f"key 'configs': {item!r} is not a [bsize, bcount] pair of positive integers")
-        pairs.append((item[0], item[1]))
+        bsize, bcount = item
+        if bsize % WARP or not BSIZE_MIN <= bsize <= BSIZE_MAX:
+            nearest = min(BSIZE_MAX, max(BSIZE_MIN, WARP * round(bsize / WARP)))
+            raise ConfigError(f"key 'configs': {item!r}: block size {bsize} is not a multiple of {WARP} in "
+                              f"{BSIZE_MIN}..{BSIZE_MAX}; did you mean [{nearest}, {bcount}]?")
+        pairs.append((bsize, bcount))
     return tuple(dict.fromkeys(pairs))
 
 
@@ -248,7 +312,7 @@ def _methods(value) -> tuple[MethodSpec, ...]:
         for name in value:
             if name not in KNOWN_METHODS:
                 raise ConfigError(f"key 'methods': unknown method {name!r} (known: {', '.join(KNOWN_METHODS)}; "
-                                  f"define others as [methods.NAME] tables)")
+                                  f"define others as [methods.NAME] tables){did_you_mean(name, KNOWN_METHODS)}")
         return tuple(KNOWN_METHODS[name] for name in dict.fromkeys(value))
     if not isinstance(value, dict) or not value:
         raise ConfigError("key 'methods': must be a list of method names or [methods.NAME] tables")

@@ -14,6 +14,7 @@ from grader.jail.sandbox import shared_inputs
 from grader.sweep import cellrun
 from grader.sweep.cells import graph_label, looks_like_path
 from grader.sweep.config import SweepConfig
+from grader.tomlfile import ConfigError
 from sssp_common.digest import distances_checksum
 
 
@@ -64,6 +65,29 @@ def prepare_graph(entry: str, sweep: SweepConfig, orderings: set[str], cache_dir
     distances = cellrun.freeze(distances)
     return PreparedGraph(name=name, path=path, reference=distances, edges=count_edges(given), ordered=ordered,
                          reference_checksum=distances_checksum(distances), identities=identities)
+
+
+def check_available(sweep: SweepConfig) -> None:
+    """Every graph of the matrix is here: a file entry exists, a catalogue graph has a copy that
+    verifies (or is a stand-in); else ConfigError naming the config, the graph and the command that
+    fetches it. Asked before anything runs or is listed, so a missing graph never shrinks a grade."""
+    from grader.data import datasets
+    catalogue = datasets.load_catalogue()
+    for entry in sweep.graphs:
+        if looks_like_path(entry):
+            if not _file_candidates(entry, sweep):
+                raise ConfigError(f"{sweep.path}: key 'graphs': no such file: {entry}")
+            continue
+        found = datasets.availability(catalogue[entry], list(sweep.data_dirs) or None, catalogue)
+        if found.problem:
+            raise ConfigError(f"{sweep.path}: key 'graphs': {found.problem}")
+
+
+def _file_candidates(entry: str, sweep: SweepConfig) -> list[Path]:
+    """A file entry: absolute, else relative to the config's folder, else to the current one."""
+    candidates = [Path(entry).expanduser()] if Path(entry).is_absolute() else \
+        [sweep.config_dir / entry, Path.cwd() / entry]
+    return [candidate for candidate in candidates if candidate.is_file()]
 
 
 def resolve_graph(entry: str, sweep: SweepConfig, cache_dir: Path | None) -> Path:
