@@ -67,7 +67,7 @@ def read_roster(path: Path | str, lms: str) -> Roster:
     except UnicodeDecodeError as error:
         line = data[:error.start].count(b"\n") + 1
         raise RosterError(f"{path}: line {line}: not UTF-8 text (save the roster as CSV UTF-8)") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = [plain(cell.strip()) for cell in next(reader, [])]
         wanted = {name.lower(): name for name in (FOLDER, *COLUMNS[lms])}
@@ -97,7 +97,7 @@ def read_roster(path: Path | str, lms: str) -> Roster:
                 if cells.get(name):
                     earlier = seen_ids.setdefault((name, cells[name]), folder)
                     if earlier != folder:
-                        raise RosterError(f"{where}: {name} {cells[name]!r} is also {earlier!r}'s")
+                        raise RosterError(f"{where}: {name} {cells[name]!r} is given to folder {earlier!r} too")
             students[folder] = cells
     except csv.Error as error:
         raise RosterError(f"{path}: line {reader.line_num}: not CSV ({error})") from None
