@@ -1,6 +1,6 @@
 /* hostile: computes no distance of its own. Instead it tries to take a classmate's work and to
  * leave something behind: from each folder it can name (its working folder, its program's,
- * its input's and its output's) and their parents and grandparents, it looks one level down
+ * its input's and its output's) and their parents and grandparents, it looks two levels down
  * for a classmate's sssp.c and for a classmate's output file (a first line "0:0") to hand in
  * as its own, and it tries to create hostile-was-here.txt and to change its input. It says on
  * stderr what worked (its working folder, $TMPDIR, $HOME, /tmp and /dev/shm are its own: not
@@ -36,7 +36,7 @@ static int starts_with(const char *path, const char *text, size_t cap) {
     return got > 0 && strstr(head, text) == head;
 }
 
-static void look_into(const char *folder, const char *own_output) {
+static void look_into(const char *folder, const char *own_output, int depth) {
     DIR *dir = opendir(folder);
     tried++;
     if (!dir) return;
@@ -48,6 +48,7 @@ static void look_into(const char *folder, const char *own_output) {
         struct stat st;
         if (lstat(path, &st) != 0) continue;
         if (S_ISDIR(st.st_mode)) {
+            if (depth > 1) look_into(path, own_output, depth - 1);   /* a classmate's folder may hold a folder */
             char source[PATH_MAX];
             if (snprintf(source, sizeof source, "%s/sssp.c", path) >= (int)sizeof source) continue;
             if (access(source, R_OK) == 0 && !starts_with(source, "/* hostile", 10)) {
@@ -105,7 +106,7 @@ int main(int argc, char **argv) {
             char folder[PATH_MAX];
             if (snprintf(folder, sizeof folder, "%s/%s", bases[b], ups[u]) >= (int)sizeof folder) continue;
             if (its_own(folder, cwd)) continue;   /* writing there is allowed: not an attack */
-            look_into(folder, output);
+            look_into(folder, output, 2);
             leave_a_file(folder);
         }
     }
