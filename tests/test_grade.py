@@ -226,8 +226,10 @@ def test_archives_grade_by_name_and_refused_ones_score_zero(tmp_path, capsys):
 @needs_cc
 def test_an_old_makefile_without_the_compatibility_options_does_not_build(tmp_path, capsys):
     out = tmp_path / "out"
+    # the only submission did not build: graded (scored 0), and the exit status says so (EXIT_STATUS)
     assert grade.run([submission(tmp_path / "subs", "old_makefile")], out=out, config=config(tmp_path),
-                     quiet=True, methods=["tpe"]) == 0
+                     quiet=True, methods=["tpe"]) == 1
+    assert "not one of 1 submissions built: check the machine" in capsys.readouterr().err
     data = results(out, "old_makefile")
     assert data["score"] == 0 and "did not produce an executable ./sssp" in data["tests"][0]["output"]
     assert "/usr/local/cuda-8.0/bin/nvcc" in (out / "old_makefile" / "build.log").read_text()
@@ -283,7 +285,8 @@ def test_grade_help_lists_the_compatibility_options():
     assert done.returncode == 0 and "--nvcc" in done.stdout and "--arch" in done.stdout and "--graphs" in done.stdout
     words = " ".join(done.stdout.split())
     assert "(default configs/grading.toml)" in words and "configs/rubric-gate.toml" in words
-    assert "exit status: 0 every submission graded, whatever its score; 1 graded, but not one run" in words
+    assert "exit status: 0 every submission graded, whatever its score; 1 graded, but not one submission" in words
+    assert "--lms {canvas,moodle}" in words and "--roster FILE" in words
 
 
 def _cgroup_of(pid: int) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grader.commands.options import add_matrix_arguments
 from grader.grading.classgrade import DEFAULT_CONFIG, EXIT_STATUS, INTERRUPTED, REFUSED, grade_class
+from grader.grading.lms import DEFAULT_ASSIGNMENT, SYSTEMS
 from grader.grading.privacy import SHARE_CHOICES
 
 HELP = "build, run and score students' submissions (Gradescope results.json, gradebook.csv)"
@@ -49,6 +50,14 @@ def add_arguments(parser) -> None:
                         help="the course's sample code: left out of the similarity check")
     parser.add_argument("--sanitizer", metavar="PATH", help="the compute-sanitizer to diagnose failures with (default: on PATH or in /usr/local/cuda/bin, when a GPU is visible)")
     parser.add_argument("--no-diagnosis", action="store_true", help="no compute-sanitizer runs")
+    parser.add_argument("--lms", choices=SYSTEMS, help="also write DIR/gradebook-LMS.csv in that system's grade-import "
+                        "format (student id columns, one assignment column); needs --roster")
+    parser.add_argument("--roster", type=Path, metavar="FILE", help="CSV mapping each student's folder name (column "
+                        "'folder') to the LMS's ids (Canvas: ID / SIS User ID / SIS Login ID, and Student, Section; "
+                        "Moodle: ID number / Email address / Username)")
+    parser.add_argument("--assignment", metavar="NAME", default=DEFAULT_ASSIGNMENT,
+                        help="the export's assignment column (Canvas: 'Name (id)' as its gradebook export writes it, "
+                             f"so the import fills that assignment; default {DEFAULT_ASSIGNMENT!r})")
     parser.add_argument("--no-shrink", action="store_true",
                         help="no counterexamples (each wrong method shrunk to its smallest failing graph; the "
                              "right ones tried on small random graphs)")
@@ -60,7 +69,8 @@ def run_from_args(args) -> int:
                quiet=args.quiet, nvcc=args.nvcc, arch=args.arch, force=args.force, unsafe=args.unsafe, share=args.share,
                jobs=args.jobs, sample_code=args.sample_code, sanitizer=args.sanitizer,
                diagnose=not args.no_diagnosis, shrink=not args.no_shrink,
-               executor=args.executor, workers=args.workers, scheduler=args.scheduler, rubric=args.rubric)
+               executor=args.executor, workers=args.workers, scheduler=args.scheduler, rubric=args.rubric,
+               lms=args.lms, roster=args.roster, assignment=args.assignment)
 
 
 def run(submissions, out: Path, **options) -> int:

@@ -14,9 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from grader.grading import classpage, gradebook, manual, schedule
+from grader.grading import classpage, gradebook, lms as lms_export, manual, schedule
 from grader.grading.config import load_grading
 from grader.grading.layouts import discover
+from grader.grading.points import shown
 from grader.grading.privacy import set_access
 from grader.grading.student import grade_one_guarded, remove_tree
 from grader.grading.submission import Refused
@@ -36,22 +37,25 @@ INTERRUPTED = 130
 REFUSED = 3
 
 EXIT_STATUS = """\
-exit status: 0 every submission graded, whatever its score; 1 graded, but not one run of any
-built submission was right (suspect the machine: GPU, driver, timeout); 2 bad usage, config,
-a graph of the matrix missing or failing verification (nothing graded; the line gives the fetch
-command) or DIR/report_scores.csv; 3 graded, but some submissions were refused (unreadable or unsafe
-uploads, or the grader failed on them: each named on stderr, the rest of the class graded);
-130 interrupted (rerun to resume)"""
+exit status: 0 every submission graded, whatever its score; 1 graded, but not one submission
+that was not refused built, or not one run of any built submission was right (suspect the
+machine: compiler, make, GPU, driver, timeout; said on stderr); 2 bad usage, config, a graph of
+the matrix missing or failing verification (nothing graded; the line gives the fetch command),
+DIR/report_scores.csv or --roster file; 3 graded, but some submissions were refused (unreadable
+or unsafe uploads, or the grader failed on them: each named on stderr, the rest of the class
+graded; 1 wins when its case holds too); 130 interrupted (rerun to resume)"""
 
 
 def grade_class(submissions, out: Path, config: Path | None = None, scale=None, graphs=None, methods=None, reps=None,
         timeout=None, cache_dir: Path | None = None, quiet=False, nvcc=None, arch=None, force=False,
         unsafe=False, share="none",
         jobs=1, sample_code=None, sanitizer=None, diagnose=True, shrink=True,
-        stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None) -> int:
+        stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None,
+        lms=None, roster=None, assignment=None) -> int:
     """0: every submission graded (whatever its score); 1: graded, but no run of any built submission
     was right (suspect the machine); 2: bad usage, config or report_scores.csv; 130: interrupted.
-    executor, workers, scheduler: where the runs go (grader.sweep.executors; default: the matrix's, else local)."""
+    executor, workers, scheduler: where the runs go (grader.sweep.executors; default: the matrix's, else local).
+    lms, roster, assignment: also DIR/gradebook-<lms>.csv for that LMS's import (grader.grading.lms)."""
     stdout, err = stdout or sys.stdout, err or sys.stderr
     config = Path(config) if config else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG)
     try:
@@ -60,7 +64,11 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
         check_available(grading.matrix)   # a missing graph would grade the class on fewer runs: refused
         found = discover(list(submissions))
         report_scores = manual.read_scores(Path(out) / manual.FILE, grading.rubric.report)
-    except (ConfigError, Refused, manual.ManualScoresError) as error:
+        if (lms is None) != (roster is None):
+            raise lms_export.RosterError("--lms and --roster go together: --lms canvas|moodle --roster FILE "
+                                         "(a CSV with a 'folder' column and the LMS's student ids)")
+        class_roster = lms_export.read_roster(roster, lms) if lms else None
+    except (ConfigError, Refused, manual.ManualScoresError, lms_export.RosterError) as error:
         print(f"grader grade: {error}", file=err)
         return 2
     if not found:
@@ -144,6 +152,10 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
     everyone = gradebook.class_results(out)          # this run's students and those graded before
     gradebook.write_gradebook(out, everyone)
     gradebook.write_leaderboard(out, gradebook.students_rows(everyone, board_rows))
+    if class_roster is not None:
+        exported, notes = lms_export.write_export(out, class_roster, everyone, assignment)
+        for note in notes:
+            print(f"grader grade: {note}", file=err)
     manual.record_found(out / manual.FILE, {s: d.get("report_found", "") for s, d in summary.items()},
                         grading.rubric.report)
     page = classpage.write(out, rows, similar)
@@ -155,21 +167,28 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
     for student, data in sorted(summary.items()):
         runs = data.get("runs", {})
         pending = any((t.get("extra_data") or {}).get("entered") is False for t in data["tests"])
-        print(f"{student:<{width}}  {round(data['score'], 2):>7g} / {data['max_score']:<5g}  "
+        places = grading.rubric.decimals      # written as gradebook.csv and the pages write it
+        print(f"{student:<{width}}  {shown(data['score'], places):>7} / {shown(data['max_score'], places):<5}  "
               f"build {'ok' if data.get('built') else 'FAILED'}  runs ok {runs.get('ok', 0)}/{runs.get('total', 0)}"
               + ("  report pending" if pending else ""), file=stdout)
     print(f"per student: {out}/<student>/results.json, index.html; class ({len(everyone)} students): "
-          f"{out}/gradebook.csv, {out}/leaderboard.csv; report scores: {out}/{manual.FILE}", file=stdout)
-    tried = sum(d.get("runs", {}).get("tried", 0) for d in summary.values())
-    if tried and not any(d.get("runs", {}).get("ok") for d in summary.values()):
-        print(f"grader grade: not one of {tried} runs was right, for any submission: check the machine "
-              f"(GPU, driver, timeout) before publishing these grades", file=err)
-        return 1
+          f"{out}/gradebook.csv, {out}/leaderboard.csv; report scores: {out}/{manual.FILE}"
+          + (f"; for {lms}'s import: {exported}" if class_roster is not None else ""), file=stdout)
     refusals = {s: d["refused"] for s, d in summary.items() if d.get("refused")}
     for name, why in sorted(refusals.items()):
         print(f"grader grade: {name}: refused: {why}", file=err)
     if refusals:
         print(f"grader grade: {len(refusals)} of {len(summary)} submissions refused (scored as nothing handed "
               f"in; the rest of the class is graded)", file=err)
-        return REFUSED
-    return 0
+    tried = sum(d.get("runs", {}).get("tried", 0) for d in summary.values())
+    unrefused = [d for d in summary.values() if not d.get("refused")]
+    if unrefused and not any(d.get("built") for d in unrefused):
+        print(f"grader grade: not one of {len(unrefused)} submissions built: check the machine (compiler, make, "
+              f"nvcc, --arch) and the build logs ({out}/<student>/build.log) before publishing these grades",
+              file=err)
+        return 1
+    if tried and not any(d.get("runs", {}).get("ok") for d in summary.values()):
+        print(f"grader grade: not one of {tried} runs was right, for any submission: check the machine "
+              f"(GPU, driver, timeout) before publishing these grades", file=err)
+        return 1
+    return REFUSED if refusals else 0

@@ -15,6 +15,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from grader.grading.gradebook import environment, pending
+from grader.grading.points import bin_index, decimals_of, exact, rounded, shown
 from sssp_common.files import write_text_atomically
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -40,21 +42,25 @@ def students_in(out: Path) -> dict[str, dict]:
 
 
 def histogram(scores: list[float], maximum: float, bins: int = BINS) -> list[dict]:
-    """Counts of scores in `bins` equal bins of [0, maximum] (the last one closed)."""
+    """Counts of scores (as results.json rounded them) in `bins` equal bins of [0, maximum] (the
+    last one closed), placed exactly (grader.grading.points.bin_index): 30 of 100 is in 30-40."""
     if maximum <= 0:
         return []
     counts = [0] * bins
     for value in scores:
-        counts[min(bins - 1, max(0, int(value / maximum * bins)))] += 1
-    width = maximum / bins
-    return [{"low": round(i * width, 2), "high": round((i + 1) * width, 2), "count": c} for i, c in enumerate(counts)]
+        counts[bin_index(value, maximum, bins)] += 1
+    width = exact(maximum) / bins
+    return [{"low": rounded(i * width), "high": rounded((i + 1) * width), "count": c} for i, c in enumerate(counts)]
 
 
 def pass_rates(students: dict[str, dict]) -> list[dict]:
-    """Per test (in first-seen order): how many students got full marks, and the mean share."""
+    """Per test (in first-seen order): how many students got full marks, and the mean share; a
+    manual line staff have not entered yet counts as pending, never as 0 % (rate None while no
+    student has it entered)."""
     order: list[str] = []
     got: dict[str, list[float]] = {}
     full: Counter = Counter()
+    waiting: Counter = Counter()
     for data in students.values():
         for test in data["tests"]:
             if not test.get("max_score"):
@@ -63,10 +69,14 @@ def pass_rates(students: dict[str, dict]) -> list[dict]:
             if name not in got:
                 order.append(name)
                 got[name] = []
+            if pending(test):
+                waiting[name] += 1
+                continue
             got[name].append(test["score"] / test["max_score"])
             full[name] += test["score"] >= test["max_score"] - 1e-9
-    return [{"name": n, "passed": full[n], "of": len(got[n]), "rate": full[n] / len(got[n]),
-             "mean_share": sum(got[n]) / len(got[n])} for n in order]
+    return [{"name": n, "passed": full[n], "of": len(got[n]), "pending": waiting[n],
+             "rate": full[n] / len(got[n]) if got[n] else None,
+             "mean_share": sum(got[n]) / len(got[n]) if got[n] else None} for n in order]
 
 
 def failure_message(row: dict) -> str:
@@ -134,31 +144,40 @@ def collect(out: Path, rows: list[dict] | None = None, similarity: dict | None =
     maximum = max((d.get("max_score", 0) for d in students.values()), default=0)
     scores = [d.get("score", 0) for d in students.values()]
     columns = [t["name"] for t in pass_rates(students)]
+    places = max((decimals_of(d) for d in students.values()), default=decimals_of({}))
     table = []
     for student, data in students.items():
         by_name = {t["name"]: t for t in data["tests"]}
+        mine = decimals_of(data)
         table.append({"student": student, "score": data.get("score", 0), "max_score": data.get("max_score", 0),
+                      "score_text": shown(data.get("score", 0), mine), "max_text": shown(data.get("max_score", 0), mine),
                       "page": f"{student}/index.html" if (out / student / "index.html").exists() else "",
-                      "cells": [by_name[c]["score"] if c in by_name else None for c in columns]})
+                      "cells": [_cell(by_name.get(c), mine) for c in columns]})
     found, diagnosed = findings(out, names)
     return {"students": names, "table": table, "columns": columns, "maximum": maximum,
             "histogram": histogram(scores, maximum), "pass_rates": pass_rates(students),
             "failures": common_failures(rows), "findings": found, "diagnosed": diagnosed,
             "counterexamples": counterexamples(out, students),
             "similarity": similarity if similarity is not None else _read(out / "similarity.json"),
-            "mean": sum(scores) / len(scores) if scores else 0.0,
-            "median": sorted(scores)[len(scores) // 2] if scores else 0.0,
+            "mean": shown(sum(map(exact, scores)) / len(scores), places) if scores else "0",
+            "median": shown(sorted(scores)[len(scores) // 2], places) if scores else "0", "decimals": places,
             "files": [name for name in ("gradebook.csv", "leaderboard.csv", "similarity.json", "runs.jsonl")
                       if (out / name).exists()]}
 
 
+def _cell(test: dict | None, decimals: int) -> dict:
+    """A test's gradebook cell: its value to sort on (-1: none, -0.5: pending) and its text."""
+    if test is None:
+        return {"value": -1, "text": ""}
+    if pending(test):
+        return {"value": -0.5, "text": "pending"}
+    return {"value": test["score"], "text": shown(test["score"], decimals)}
+
+
 def write(out: Path, rows: list[dict] | None = None, similarity: dict | None = None) -> Path:
-    import jinja2
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                                     autoescape=True, undefined=jinja2.StrictUndefined)
     data = collect(out, rows, similarity)
     peak = max((b["count"] for b in data["histogram"]), default=0) or 1
-    page = environment.get_template("class.html.j2").render(**data, peak=peak)
+    page = environment(data["decimals"]).get_template("class.html.j2").render(**data, peak=peak)
     path = out / "index.html"
     write_text_atomically(path, page)
     return path

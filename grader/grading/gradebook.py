@@ -8,24 +8,31 @@ of one `grade` run: regrading one student, or grading a late one, keeps the rest
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import statistics
+from fractions import Fraction
 from pathlib import Path
 
+from grader.grading.points import DEFAULT_DECIMALS, decimals_of, exact, rounded, shown
+from grader.grading.spreadsheet import csv_text
 from grader.sweep.timings import wall_flag
 from sssp_common.files import write_text_atomically
 
 TEMPLATES = Path(__file__).with_name("templates")
 
 
-def results_json(tests: list[dict], *, output: str = "", extra: dict | None = None) -> dict:
-    """Gradescope's format: score, tests[] (name, score, max_score, output, visibility)."""
-    return {"score": round(sum(t["score"] for t in tests), 4),
-            "max_score": round(sum(t["max_score"] for t in tests), 4),
+def results_json(tests: list[dict], *, output: str = "", extra: dict | None = None,
+                 decimals: int = DEFAULT_DECIMALS) -> dict:
+    """Gradescope's format: score, tests[] (name, score, max_score, output, visibility).
+    The one rounding: the total is the exact sum of the tests' exact scores, rounded to
+    `decimals`, and each test's score its exact value rounded (so 3 x 10/3 totals 10 while
+    each line reads 3.33); `decimals` is recorded for whatever shows these numbers later."""
+    total = sum((exact(t["score"]) for t in tests), Fraction(0))
+    maximum = sum((exact(t["max_score"]) for t in tests), Fraction(0))
+    return {"score": rounded(total, decimals), "max_score": rounded(maximum, decimals), "decimals": decimals,
             "output": output, "visibility": "visible", "stdout_visibility": "hidden",
-            "tests": tests, **(extra or {})}
+            "tests": [{**t, "score": rounded(t["score"], decimals), "max_score": rounded(t["max_score"], decimals)}
+                      for t in tests], **(extra or {})}
 
 
 def write_results(folder: Path, data: dict) -> Path:
@@ -37,17 +44,24 @@ def write_results(folder: Path, data: dict) -> Path:
 
 def write_page(folder: Path, *, student: str, data: dict, rows: list[dict], build_log: str,
                rewrites: list[str], refused: str = "") -> Path:
-    import jinja2
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                                     autoescape=True, undefined=jinja2.StrictUndefined)
-    page = environment.get_template("student.html.j2").render(
-        student=student, score=data["score"], max_score=data["max_score"], tests=data["tests"],
+    page = environment(decimals_of(data)).get_template("student.html.j2").render(
+        student=student, score=data["score"], max_score=data["max_score"],
+        tests=[{**t, "pending": pending(t)} for t in data["tests"]],
         program_id=data.get("program_id", ""), build_options=data.get("build_options") or {},
         refused=refused, failed=[r for r in rows if r.get("status") != "ok"], runs=rows,
         build_log=build_log, rewrites=rewrites, counterexamples=_counterexamples(folder, data.get("program_id", "")))
     path = folder / "index.html"
     write_text_atomically(path, page)
     return path
+
+
+def environment(decimals: int):
+    """The pages' jinja environment; its `points` filter writes a score as gradebook.csv does."""
+    import jinja2
+    made = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                              autoescape=True, undefined=jinja2.StrictUndefined)
+    made.filters["points"] = lambda value: shown(value, decimals)
+    return made
 
 
 def _counterexamples(folder: Path, program_id: str) -> list[dict]:
@@ -75,24 +89,29 @@ def class_results(out: Path) -> dict[str, dict]:
 
 
 def write_gradebook(out: Path, students: dict[str, dict]) -> Path:
-    """One row per student: total, then each test's score (columns: the union of test names);
-    a manual line not entered yet is left empty."""
+    """One row per student: total, then each test's score (columns: the union of test names),
+    each written as grader.grading.points.shown writes it (the page and the console too); a
+    manual line not entered yet is left empty. Cells a spreadsheet would evaluate are defused
+    (grader.grading.spreadsheet)."""
     names: list[str] = []
     for data in students.values():
         for test in data["tests"]:
             if test["name"] not in names:
                 names.append(test["name"])
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["student", "score", "max_score", "program_id", *names])
+    rows = []
     for student, data in sorted(students.items()):
-        by_name = {t["name"]: ("" if (t.get("extra_data") or {}).get("entered") is False else t["score"])
-                   for t in data["tests"]}
-        writer.writerow([student, data["score"], data["max_score"], data.get("program_id", ""),
-                         *[by_name.get(name, "") for name in names]])
+        places = decimals_of(data)
+        by_name = {t["name"]: ("" if pending(t) else shown(t["score"], places)) for t in data["tests"]}
+        rows.append([student, shown(data["score"], places), shown(data["max_score"], places),
+                     data.get("program_id", ""), *[by_name.get(name, "") for name in names]])
     path = out / "gradebook.csv"
-    write_text_atomically(path, buffer.getvalue())
+    write_text_atomically(path, csv_text(["student", "score", "max_score", "program_id", *names], rows))
     return path
+
+
+def pending(test: dict) -> bool:
+    """A manual line (the report) staff have not entered yet: shown as pending, never as 0."""
+    return (test.get("extra_data") or {}).get("entered") is False
 
 
 def _kernel_ms(row: dict) -> float:
@@ -151,9 +170,5 @@ def write_leaderboard(out: Path, rows: list[dict]) -> Path:
                                                      "median_kernel_ms", "correct_runs"], board),
                                 ("leaderboard_flagged.csv", ["graph", "method", "sync", "student", "run_id",
                                                              "kernel_ms", "why"], flagged)):
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(items)
-        write_text_atomically(out / name, buffer.getvalue())
+        write_text_atomically(out / name, csv_text(fields, [[item[f] for f in fields] for item in items]))
     return out / "leaderboard.csv"

@@ -9,6 +9,7 @@ import io
 import math
 from pathlib import Path
 
+from grader.grading.spreadsheet import csv_text, plain
 from sssp_common.files import write_text_atomically
 
 FILE = "report_scores.csv"
@@ -33,7 +34,7 @@ def read_scores(path: Path, maximum: float) -> dict[str, dict]:
     scores: dict[str, dict] = {}
     for row in reader:
         where = f"{path}: line {reader.line_num}"
-        student = (row.get("student") or "").strip()
+        student = plain((row.get("student") or "").strip())
         if not student:
             continue
         if student in scores:
@@ -47,8 +48,8 @@ def read_scores(path: Path, maximum: float) -> dict[str, dict]:
                 raise ManualScoresError(f"{where}: score {raw!r} is not a number") from None
             if not math.isfinite(value) or value < 0 or value > maximum:
                 raise ManualScoresError(f"{where}: score {raw} is outside 0..{maximum:g}")
-        scores[student] = {"score": value, "comment": (row.get("comment") or "").strip(),
-                           "found": (row.get("found") or "").strip()}
+        scores[student] = {"score": value, "comment": plain((row.get("comment") or "").strip()),
+                           "found": plain((row.get("found") or "").strip())}
     return scores
 
 
@@ -58,10 +59,6 @@ def record_found(path: Path, found: dict[str, str], maximum: float) -> None:
     for student, text in found.items():
         entry = scores.setdefault(student, {"score": None, "comment": "", "found": ""})
         entry["found"] = text
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(COLUMNS)
-    for student, entry in sorted(scores.items()):
-        writer.writerow([student, "" if entry["score"] is None else f"{entry['score']:g}", entry["comment"],
-                         entry["found"]])
-    write_text_atomically(path, buffer.getvalue())
+    rows = [[student, "" if entry["score"] is None else f"{entry['score']:g}", entry["comment"], entry["found"]]
+            for student, entry in sorted(scores.items())]
+    write_text_atomically(path, csv_text(list(COLUMNS), rows))   # student ids and `found` are the students' text

@@ -10,13 +10,19 @@ does not ask for (a final newline, LF line ends, single spaces, how unreachable 
 costs nothing: it is noted. `gate = true` is the spec's literal rule instead: any required run
 not right, and the code part is 0.
 
+Exact: every share and sum is a fractions.Fraction (grader.grading.points); a test's score
+stays exact until grader.grading.gradebook.results_json rounds it once, to the rubric's
+`decimals` (default 2), so 7 x 18/54 + ... adds up to 30, never 29.9999.
+
 Pure: build facts, run records and the report's facts in, a list of tests out.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
+from grader.grading.points import DEFAULT_DECIMALS, MAX_DECIMALS, exact
 from grader.tomlfile import check_keys, read_toml
 
 PARTIAL = ("fraction", "all")
@@ -54,6 +60,7 @@ class Rubric:
     report_min_pages: int = 6
     visibility: str = "visible"
     random_search: float = 0.0          # points for "right on the random small graphs too": 0 = a warning only
+    decimals: int = DEFAULT_DECIMALS    # places every score is rounded to, once (grader.grading.points)
 
     @property
     def code_total(self) -> float:
@@ -77,7 +84,7 @@ def load_rubric(path: Path | str) -> Rubric:
     path = Path(path)
     raw = read_toml(path, RubricError, "rubric")
     check_keys(raw, {"build", "clean", "correctness", "output_format", "stdout_format", "extra_credit", "report",
-                     "random_search", "visibility"}, error_class=RubricError, path=path)
+                     "random_search", "visibility", "decimals"}, error_class=RubricError, path=path)
     allowed = {"build": {"points"}, "clean": {"points"}, "correctness": {"points", "partial", "methods", "gate"},
                "output_format": {"points", "partial", "accept"}, "stdout_format": {"points", "partial"},
                "extra_credit": {"points", "partial", "methods"}, "report": {"points", "file", "min_pages"},
@@ -124,6 +131,9 @@ def load_rubric(path: Path | str) -> Rubric:
         raise RubricError(f"{path}: report.file must be a file name, got {report_file!r}")
     if isinstance(min_pages, bool) or not isinstance(min_pages, int) or min_pages < 0:
         raise RubricError(f"{path}: report.min_pages must be a whole number >= 0, got {min_pages!r}")
+    decimals = raw.get("decimals", DEFAULT_DECIMALS)
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= MAX_DECIMALS:
+        raise RubricError(f"{path}: decimals must be a whole number in 0..{MAX_DECIMALS}, got {decimals!r}")
     visibility = raw.get("visibility", "visible")
     if visibility not in VISIBILITY:
         raise RubricError(f"{path}: visibility must be one of {', '.join(VISIBILITY)}")
@@ -134,15 +144,20 @@ def load_rubric(path: Path | str) -> Rubric:
                   stdout_partial=partial("stdout_format"), extra_credit=points("extra_credit"),
                   extra_methods=tuple(extra), extra_partial=partial("extra_credit"), report=points("report"),
                   report_file=report_file, report_min_pages=min_pages, visibility=visibility,
-                  random_search=points("random_search"))
+                  random_search=points("random_search"), decimals=decimals)
 
 
-def _credit(share: float, partial: str) -> float:
-    return share if partial == "fraction" else (1.0 if share >= 1.0 else 0.0)
+def _credit(share: Fraction, partial: str) -> Fraction:
+    return share if partial == "fraction" else Fraction(1 if share >= 1 else 0)
+
+
+def _share(part: int, whole: int) -> Fraction:
+    return Fraction(part, whole) if whole else Fraction(0)
 
 
 def _test(name, score, max_score, output, rubric, **extra) -> dict:
-    return {"name": name, "score": round(score, 4), "max_score": round(max_score, 4),
+    """score, max_score: exact (Fractions); results_json rounds them once."""
+    return {"name": name, "score": exact(score), "max_score": exact(max_score),
             "output": output, "visibility": rubric.visibility, **extra}
 
 
@@ -177,7 +192,7 @@ def score(rubric: Rubric, build: dict | None, cells: list, rows: dict, report: d
     code.append(_timing_lines(rubric, tried, right))
     failed = [r for r in tried if not _ok(r)]
     if rubric.gate and failed:
-        code = [{**t, "score": 0.0, "output": f"0: the spec's rule (\"0 credit if ... your code fails correctness "
+        code = [{**t, "score": Fraction(0), "output": f"0: the spec's rule (\"0 credit if ... your code fails correctness "
                                                f"tests\"): {len(failed)} of {len(tried)} required runs not right\n"
                                                + t["output"]} for t in code]
     tests = code + [_extra_credit(rubric, cells, rows, built, gated=bool(rubric.gate and failed))]
@@ -190,20 +205,20 @@ def _correctness(rubric: Rubric, required: list, rows: dict, built: bool) -> lis
     pairs: dict[tuple[str, str], list] = {}
     for cell in required:
         pairs.setdefault((cell.method, cell.graph), []).append(cell)
-    total_weight = sum(rubric.weight(method) for method, _ in pairs) or 1.0
+    total_weight = sum(exact(rubric.weight(method)) for method, _ in pairs) or Fraction(1)
     tests = []
     for (method, graph), group in pairs.items():
-        max_points = rubric.correctness * rubric.weight(method) / total_weight
+        max_points = exact(rubric.correctness) * exact(rubric.weight(method)) / total_weight
         tests.append(_test(f"{method} correct on {graph}", max_points * _share_right(group, rows, built, rubric.correctness_partial),
                            max_points, _runs_text(group, rows) if built else "not built", rubric))
     return tests
 
 
-def _share_right(group: list, rows: dict, built: bool, partial: str) -> float:
+def _share_right(group: list, rows: dict, built: bool, partial: str) -> Fraction:
     if not built or not group:
-        return 0.0
+        return Fraction(0)
     ok = sum(1 for c in group if c.run_id in rows and _ok(rows[c.run_id]))
-    return _credit(ok / len(group), partial)
+    return _credit(_share(ok, len(group)), partial)
 
 
 def _runs_text(group: list, rows: dict) -> str:
@@ -225,12 +240,12 @@ def _gated_note(tried: list, right: list) -> str:
 
 def _output_format(rubric: Rubric, tried: list, right: list) -> dict:
     good = [r for r in right if r.get("output_deviations") is not None and not _costly(r["output_deviations"], rubric)]
-    share = len(good) / len(tried) if tried else 0.0
+    share = _share(len(good), len(tried))
     seen = sorted({d for r in tried for d in (r.get("output_deviations") or [])})
     costly = [d for d in seen if not _accepted(d, rubric)]
     free = [d for d in seen if _accepted(d, rubric)]
     return _test("Output file format (<vertex>:<distance> lines from 0:0, in order)",
-                 rubric.output_format * _credit(share, rubric.output_partial), rubric.output_format,
+                 exact(rubric.output_format) * _credit(share, rubric.output_partial), rubric.output_format,
                  f"{len(good)} of {len(tried)} runs wrote right distances in the spec's format" + _gated_note(tried, right)
                  + "".join(f"\n- {d}" for d in costly)
                  + "".join(f"\n- noted, no cost (the spec does not rule it out): {d}" for d in free), rubric)
@@ -238,10 +253,10 @@ def _output_format(rubric: Rubric, tried: list, right: list) -> dict:
 
 def _timing_lines(rubric: Rubric, tried: list, right: list) -> dict:
     good = [r for r in right if r.get("stdout_format") == "ok"]
-    share = len(good) / len(tried) if tried else 0.0
+    share = _share(len(good), len(tried))
     problems = sorted({p for r in tried for p in (r.get("stdout_problems") or [])})
     return _test("Timing lines on stdout (the spec's two lines)",
-                 rubric.stdout_format * _credit(share, rubric.stdout_partial), rubric.stdout_format,
+                 exact(rubric.stdout_format) * _credit(share, rubric.stdout_partial), rubric.stdout_format,
                  f"{len(good)} of {len(tried)} runs printed both lines as the spec words them, with right distances"
                  + _gated_note(tried, right) + "".join(f"\n- {p}" for p in problems[:10]), rubric)
 
@@ -252,13 +267,13 @@ def _extra_credit(rubric: Rubric, cells: list, rows: dict, built: bool, gated: b
     names = ", ".join(rubric.extra_methods) or "none"
     name = f"Extra credit: {names} correct (up to {rubric.extra_credit:g} points above the maximum)"
     if not extra:
-        return _test(name, 0.0, 0.0, f"{names} not in the grading matrix: nothing to add, nothing lost", rubric)
-    share = 0.0 if gated else _share_right(extra, rows, built, rubric.extra_partial)
+        return _test(name, 0, 0, f"{names} not in the grading matrix: nothing to add, nothing lost", rubric)
+    share = Fraction(0) if gated else _share_right(extra, rows, built, rubric.extra_partial)
     done = [rows[c.run_id] for c in extra if c.run_id in rows] if built else []
     ok = sum(1 for r in done if _ok(r))
     text = (f"{ok} of {len(extra)} runs right" + ("; 0 under the spec's gate" if gated else "")
             + ("; a missing or failing optimization costs nothing" if ok < len(extra) else ""))
-    return _test(name, rubric.extra_credit * share, 0.0, text, rubric)
+    return _test(name, exact(rubric.extra_credit) * share, 0, text, rubric)
 
 
 def _report_test(rubric: Rubric, report: dict) -> dict:
@@ -268,7 +283,7 @@ def _report_test(rubric: Rubric, report: dict) -> dict:
         lines.append(f"staff: {report['comment']}")
     lines.append(f"score entered by staff: {entered:g} of {rubric.report:g}" if entered is not None
                  else "pending: staff enter this score (README: \"Grading a class\")")
-    return _test(rubric.report_test, float(entered or 0.0), rubric.report, "\n".join(lines), rubric,
+    return _test(rubric.report_test, exact(entered or 0), rubric.report, "\n".join(lines), rubric,
                  extra_data={"manual": True, "entered": entered is not None})
 
 

@@ -143,7 +143,7 @@ def publish(folder, student, grading, built, cells, rows, extra, page=True, repo
     tests = tests + diagnosis_test(folder, extra.get("program_id", ""), grading.rubric.visibility)
     tests = tests + counterexamples.results_tests(folder, extra.get("program_id", ""), grading.rubric.visibility,
                                                   grading.rubric.random_search)
-    data = gradebook.results_json(tests, extra=extra)
+    data = gradebook.results_json(tests, extra=extra, decimals=grading.rubric.decimals)
     gradebook.write_results(folder, data)
     if page:
         log = (folder / "build.log").read_text(errors="replace") if (folder / "build.log").exists() else ""
@@ -167,7 +167,7 @@ def refused(student: str, folder: Path, grading, why: str, graphs: dict, report:
     cells = [c for c in expand(grading.matrix, program_id="refused", label=student) if c.graph in graphs]
     tests = score(grading.rubric, {"built": False, "cleaned": None, "detail": f"submission refused: {why}"}, cells, {},
                   report)
-    data = gradebook.results_json(tests, output=f"submission refused: {why}",
+    data = gradebook.results_json(tests, output=f"submission refused: {why}", decimals=grading.rubric.decimals,
                                   extra={"program_id": "", "student": student, "report_found": report["found"]})
     gradebook.write_results(folder, data)
     gradebook.write_page(folder, student=student, data=data, rows=[], build_log="", rewrites=[], refused=why)
