@@ -23,6 +23,7 @@ from .load import CPU_DEVICE, describe_programs, measured, programs
 from .observations import Observation, observe
 from .papers import papers_table
 from .plots import Plot, all_plots
+from .skipped import skipped_lines
 from .latex import latex_cell, latex_column_spec, latex_escape, latex_group_rules, latex_layout
 from .tables import (Table, failures_table, graph_tables, graphs, graphs_table, outliers_table, overview_tables,
                      slug, status_table)
@@ -164,8 +165,9 @@ def headline(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def summary_lines(frame: pd.DataFrame, prov: dict) -> list[str]:
-    """What ran, what failed, the headline numbers: the first thing a reader sees."""
+def summary_lines(frame: pd.DataFrame, prov: dict, skipped: list[str] = ()) -> list[str]:
+    """What ran, what failed, what has no result and why (``skipped``, report.skipped), the
+    headline numbers: the first thing a reader sees."""
     settings = frame.groupby(["graph", "variant", "ordering", "config"], sort=False).ngroups if len(frame) else 0
     lines = [f"Ran {prov['runs']:,} measured runs ({settings:,} settings on {len(prov['graphs'])} graph(s), "
              f"repetitions: {prov['repetitions']}; {prov['warmups']} warm-up run(s) not used) of program "
@@ -178,7 +180,7 @@ def summary_lines(frame: pd.DataFrame, prov: dict) -> list[str]:
                      "left out of every comparison.")
     else:
         lines.append("Every run was correct (every distance matched the reference).")
-    return lines + headline(frame)
+    return lines + list(skipped) + headline(frame)
 
 
 def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | None = None,
@@ -195,7 +197,9 @@ def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | N
     sections = [GraphSection(graph, infos[graph], graph_tables(frame, graph), [p for p in plots if p.graph == graph],
                              [o for o in notes if o.graph == graph]) for graph in graphs(frame)]
     prov = provenance(all_rows, frame, sources)
-    return ReportModel(prov, summary_lines(frame, prov), overview_tables(frame), graphs_table(infos),
+    program_key = str(all_rows["program_key"].iloc[0]) if len(all_rows) else ""
+    summary = summary_lines(frame, prov, skipped_lines(frame, list(sources), program_key))
+    return ReportModel(prov, summary, overview_tables(frame), graphs_table(infos),
                        papers_table(frame), sections, status_table(frame), failures_table(frame),
                        outliers_table(frame), LEGEND)
 
