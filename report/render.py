@@ -19,7 +19,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from .catalogue import GraphInfo, describe_all, load_catalogue
 from .cells import MISSING, format_number, format_times
-from .load import CPU_DEVICE, describe_programs, measured, programs
+from .load import CPU_DEVICE, describe_programs, device_text, measured, programs
 from .observations import Observation, observe
 from .papers import papers_table
 from .plots import Plot, all_plots
@@ -75,6 +75,11 @@ class ReportModel:
     failures: Table
     outliers: Table
     legend: list[tuple[str, str]] = field(default_factory=list)
+    contexts: dict[str, str] = field(default_factory=dict)   # graph ("" for all) → device and graph status
+
+    def context(self, table: Table) -> str:
+        """What a pasted table's caption must add: the device, the graph(s) and what they are."""
+        return self.contexts.get(table.graph, self.contexts.get("", ""))
 
 
 def _distinct(frame: pd.DataFrame, column: str) -> list[str]:
@@ -183,6 +188,25 @@ def summary_lines(frame: pd.DataFrame, prov: dict, skipped: list[str] = ()) -> l
     return lines + list(skipped) + headline(frame)
 
 
+def caption_contexts(frame: pd.DataFrame, infos: dict[str, GraphInfo]) -> dict[str, str]:
+    """graph → 'Device: ...; graph X (what it is).', and '' → the same naming every graph."""
+    from .tables import select
+    out = {graph: f"Device: {device_text(select(frame, graph=graph))}; graph {info.context_text}."
+           for graph, info in infos.items()}
+    names = "; ".join(info.context_text for info in infos.values()) or "none"
+    out[""] = f"Device: {device_text(frame)}; graphs: {names}."
+    return out
+
+
+def figure_footers(frame: pd.DataFrame, infos: dict[str, GraphInfo]) -> dict[str, str]:
+    """graph → what every figure of it says under it: the device its runs printed and what the
+    graph is (a stand-in with its scale), so a figure pasted alone is never a CPU run taken for a
+    GPU one, nor a stand-in for the real graph."""
+    from .tables import select
+    return {graph: f"Device: {device_text(select(frame, graph=graph))}; graph {info.context_text}"
+            for graph, info in infos.items()}
+
+
 def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | None = None,
                 plots: bool = True) -> ReportModel:
     """The model of one program's report; refuses rows of several programs (never merged)."""
@@ -192,7 +216,7 @@ def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | N
     frame = measured(all_rows).reset_index(drop=True)
     catalogue = load_catalogue() if catalogue is None else catalogue
     infos = describe_all(frame, catalogue)
-    plots = all_plots(frame) if plots else []
+    plots = all_plots(frame, figure_footers(frame, infos)) if plots else []
     notes = observe(frame)
     sections = [GraphSection(graph, infos[graph], graph_tables(frame, graph), [p for p in plots if p.graph == graph],
                              [o for o in notes if o.graph == graph]) for graph in graphs(frame)]
@@ -201,7 +225,7 @@ def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | N
     summary = summary_lines(frame, prov, skipped_lines(frame, list(sources), program_key))
     return ReportModel(prov, summary, overview_tables(frame), graphs_table(infos),
                        papers_table(frame), sections, status_table(frame), failures_table(frame),
-                       outliers_table(frame), LEGEND)
+                       outliers_table(frame), LEGEND, caption_contexts(frame, infos))
 
 
 # ---- format-specific cell text -------------------------------------------------------------
