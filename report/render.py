@@ -297,16 +297,19 @@ def program_folders(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def render_reports(frame: pd.DataFrame, sources: list[Path], out_dir: Path, formats=("md", "html", "tex"),
-                   program: str | None = None) -> list[Path]:
+                   program: str | None = None, write=None) -> list[Path]:
     """One report per program: the chosen one into out_dir, or (several present, none chosen)
-    each into out_dir/<program>/. Raises load.ProgramChoiceError for a --program that matches none."""
+    each into out_dir/<program>/. Raises load.ProgramChoiceError for a --program that matches none.
+    ``write``: what writes one program's files (default render_all, the full report; the paper
+    set passes report.paperset_render.render_paper)."""
     from .load import select_program
+    write = write or render_all
     if program:
-        return render_all(select_program(frame, program), sources, out_dir, formats)
+        return write(select_program(frame, program), sources, out_dir, formats)
     keys = frame["program_key"].unique() if len(frame) else []
     if len(keys) <= 1:
-        return render_all(frame, sources, out_dir, formats)
+        return write(frame, sources, out_dir, formats)
     written = []
     for key, folder in program_folders(frame).items():
-        written += render_all(frame[frame["program_key"] == key], sources, Path(out_dir) / folder, formats)
+        written += write(frame[frame["program_key"] == key], sources, Path(out_dir) / folder, formats)
     return written
