@@ -61,7 +61,7 @@ def planned_without_result(frame: pd.DataFrame, plans: list[dict], program_key: 
             lines.append(f"Not run: {graph}, all {len(cells)} planned cells ({', '.join(variants)}): {why}.")
             continue
         per_variant = defaultdict(list)
-        for cell in cells:
+        for cell in sorted(cells, key=lambda c: (c["ordering"], int(c["bsize"]), int(c["bcount"]), int(c["rep"]))):
             per_variant[variant_label(cell["method"], cell["sync"])].append(
                 f"{cell['ordering']} {cell['bsize']}×{cell['bcount']} #{cell['rep']}")
         parts = [f"{variant} ({len(settings)}: {_names(settings)})" for variant, settings in per_variant.items()]
@@ -86,10 +86,10 @@ def gaps(frame: pd.DataFrame) -> list[str]:
 def skipped_lines(frame: pd.DataFrame, sources: list[Path], program_key: str) -> list[str]:
     """Every graph, method or cell with no result, and why; says so when no plan exists."""
     plans, warnings = read_plans(sources)
+    if plans:    # the plan names every missing cell; the gaps between graphs would say it twice
+        return warnings + planned_without_result(frame, plans, program_key)
     lines = warnings + gaps(frame)
-    if plans:
-        lines = warnings + planned_without_result(frame, plans, program_key) + gaps(frame)
-    elif sources:
+    if sources:
         lines.append("No sweep plan beside the results (written before sweeps kept one, or by grade): graphs and "
                      "cells the sweep skipped or never ran cannot be listed here.")
     return lines
