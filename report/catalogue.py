@@ -68,8 +68,9 @@ class GraphInfo:
         if self.standin:
             generator = self.kind[len("stand-in ("):-1] + " " if self.kind.startswith("stand-in (") else ""
             scale = self.scale
-            at = "" if scale is None else f" at {scale:.2f}" if scale >= 0.95 else f" at 1/{1 / scale:.0f}"
-            return f"{generator}stand-in for {self.real_name or 'a real graph'}{at and at + ' of its edges'}"
+            at = ("" if scale is None else " at full size" if scale >= 0.95
+                  else f" at 1/{1 / scale:.0f} of its edges")
+            return f"{generator}stand-in for {self.real_name or 'a real graph'}{at}"
         return {"real file": "the real graph", "project file": "a project file"}.get(self.kind,
                                                                                     "a file not in the catalogue")
 
