@@ -100,6 +100,9 @@ def test_renders_md_html_tex_with_the_same_numbers(paper, fixture_frame, tmp_pat
     best_road_opt = "11.51"     # opt in-core's best total on the road stand-in, in every format
     assert best_road_opt in md and best_road_opt in html and best_road_opt in body
     assert body.count("\\caption{") == 6 and "\\documentclass" not in body
+    md_only = render_paper(fixture_frame, [FIXTURE], tmp_path / "md", formats=("md",))   # its figures too
+    assert sorted(p.name for p in md_only) == ["paper-filtering.png", "paper-ordering.png", "paper.md"]
+    assert all(p.is_file() for p in md_only)
 
 
 # ---- the LaTeX compiles in the USENIX page and fits six ------------------------------------------
