@@ -63,6 +63,23 @@ class GraphInfo:
         return self.real_name or "—"
 
     @property
+    def status_text(self) -> str:
+        """'road-like stand-in for roadNet-CA at 1/256 of its edges', 'the real graph', ..."""
+        if self.standin:
+            generator = self.kind[len("stand-in ("):-1] + " " if self.kind.startswith("stand-in (") else ""
+            scale = self.scale
+            at = ("" if scale is None else " at full size" if scale >= 0.95
+                  else f" at 1/{1 / scale:.0f} of its edges")
+            return f"{generator}stand-in for {self.real_name or 'a real graph'}{at}"
+        return {"real file": "the real graph", "project file": "a project file"}.get(self.kind,
+                                                                                    "a file not in the catalogue")
+
+    @property
+    def context_text(self) -> str:
+        """'roadNet-CA~synth (stand-in ... of its edges)': the graph named with what it is."""
+        return f"{self.name} ({self.status_text})"
+
+    @property
     def scale_text(self) -> str:
         """'1/512 (0.195%)' for a stand-in, '1' for a real file, '—' when unknown."""
         if not self.standin:

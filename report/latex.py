@@ -16,7 +16,7 @@ from .cells import MISSING, TextCell
 LATEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
                   "%": r"\%", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                   "×": r"$\times$", "–": "--", "—": "---", "·": r"$\cdot$", "✗": "", "⚠": "",
-                  "†": r"$^\dagger$",
+                  "†": r"$^\dagger$", "→": r"$\rightarrow$", "²": r"$^2$",
                   "≈": r"$\approx$", "≥": r"$\geq$", "≤": r"$\leq$", "|": r"\textbar{}", "<": r"\textless{}",
                   ">": r"\textgreater{}", "…": r"\ldots{}", "’": "'", "“": "``", "”": "''"}
 LATEX_PATTERN = re.compile("|".join(re.escape(k) for k in LATEX_SPECIALS))

@@ -39,6 +39,14 @@ def config_label(bsize, bcount) -> str:
 CPU_DEVICE = "CPU (numpy)"   # the device word of the numpy fallback (docs/CONTRACTS.md)
 
 
+def device_text(frame: pd.DataFrame) -> str:
+    """'GPU NVIDIA H100 80GB HBM3', 'CPU fallback (numpy), not a GPU', or both: what a figure or
+    caption must say ran it."""
+    devices = [d for d in dict.fromkeys(frame["device"]) if d] if len(frame) else []
+    words = ["CPU fallback (numpy), not a GPU" if d == CPU_DEVICE else f"GPU {d}" for d in devices]
+    return " and ".join(words) or "a device no run printed"
+
+
 def to_frame(rows: list[dict]) -> pd.DataFrame:
     """Typed frame (nullable ints, float ms, strings) with `variant`, `config` and `program_key`
     labels, keeping the latest row of each run_id (sssp_common.record's rule: the last written).

@@ -17,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from .cells import format_number  # noqa: E402
+from .load import device_text  # noqa: E402
 from .compare import compare  # noqa: E402
 from .tables import variant_name  # noqa: E402
 from .tables import (BASELINE, ORDERINGS, best_clean, cell_grid, configs, graphs, select, slug,  # noqa: E402
@@ -37,6 +38,7 @@ class Plot:
     caption: str
     graph: str
     png: bytes
+    footer: str = ""   # device and graph status, drawn under the figure and ending the caption
 
     @property
     def filename(self) -> str:
@@ -70,12 +72,24 @@ def png_bytes(figure: Figure) -> bytes:
 
 
 def _plot(figure: Figure, kind: str, graph: str, title: str, caption: str, missing=(), why: str = "",
-          sep: str = ", ") -> Plot:
+          sep: str = ", ", footer: str = "") -> Plot:
     """The drawn figure as the Plot "KIND-GRAPH"; the caption ends with what it could not show
-    (``missing``, introduced by ``why``), so a reader never mistakes a gap for a result."""
+    (``missing``, introduced by ``why``), so a reader never mistakes a gap for a result. The
+    footer (device, stand-in status) is drawn under the plot and ends the caption too, so a
+    figure pasted alone still says what ran it on what."""
     if missing:
         caption += f" {why}: {sep.join(missing)}."
-    return Plot(f"{kind}-{slug(graph)}", title, caption, graph, png_bytes(figure))
+    if footer:
+        figure.supxlabel(footer, fontsize=8, color="#444444")
+        caption += f" {footer}."
+    return Plot(f"{kind}-{slug(graph)}", title, caption, graph, png_bytes(figure), footer)
+
+
+def default_footer(frame, graph: str) -> str:
+    """The footer when the caller gives none: the device the graph's runs printed, and a stand-in
+    said by its name (report.render gives the catalogue's scale instead)."""
+    status = f"stand-in for {graph.split('~', 1)[0]}" if graph.endswith("~synth") else "as named"
+    return f"Device: {device_text(select(frame, graph=graph))}; graph {graph} ({status})"
 
 
 def _series(frame, graph, variant, ordering, value="computation_ms"):
@@ -94,7 +108,7 @@ def _series(frame, graph, variant, ordering, value="computation_ms"):
     return xs, ys, lo, hi, bad
 
 
-def config_plot(frame, graph: str) -> Plot | None:
+def config_plot(frame, graph: str, footer: str = "") -> Plot | None:
     """Computation time across the five configurations: bmf's six lines left, the other methods right."""
     figure = new_figure(10.5, 5.4)
     left, right = figure.subplots(1, 2)
@@ -135,10 +149,10 @@ def config_plot(frame, graph: str) -> Plot | None:
     figure.suptitle(f"{graph}: computation time per configuration (median, bars = min–max)", fontsize=11)
     return _plot(figure, "configs", graph, f"Time across configurations on {graph}",
                  f"Computation time per block configuration on {graph}; median over repetitions, error bars "
-                 "min–max.", skipped, "Not drawn (runs failed)")
+                 "min–max.", skipped, "Not drawn (runs failed)", footer=footer)
 
 
-def tpe_stages_plot(frame, graph: str) -> Plot | None:
+def tpe_stages_plot(frame, graph: str, footer: str = "") -> Plot | None:
     """tpe computation + filtering as stacked bars, out-of-core and in-core side by side per configuration."""
     frame = with_total(frame)
     syncs = [s for s in ("outcore", "incore") if len(select(frame, graph=graph, variant=f"tpe {s}"))]
@@ -179,10 +193,10 @@ def tpe_stages_plot(frame, graph: str) -> Plot | None:
     axis.legend(fontsize=8, ncol=2, loc="upper left")
     return _plot(figure, "tpe-stages", graph, f"tpe computation vs filtering on {graph}",
                  f"tpe on {graph}: computation (solid) and filtering (hatched) stage times stacked, median in ms.",
-                 skipped, "Failed")
+                 skipped, "Failed", footer=footer)
 
 
-def speedup_plot(frame, graph: str) -> Plot | None:
+def speedup_plot(frame, graph: str, footer: str = "") -> Plot | None:
     """Speed-up of each method's best correct setting over bmf out-of-core's best, log axis if wide.
 
     Total time (computation + filtering): tpe's computation alone would overstate it by the
@@ -220,10 +234,10 @@ def speedup_plot(frame, graph: str) -> Plot | None:
                f"on {graph}, in total kernel time (computation + filtering); ≈: within noise of bmf out-of-core "
                "(the ranges overlap).")
     return _plot(figure, "speedup", graph, f"Speed-up over bmf out-of-core on {graph}", caption, notes,
-                 "Not shown", sep="; ")
+                 "Not shown", sep="; ", footer=footer)
 
 
-def ordering_plot(frame, graph: str) -> Plot | None:
+def ordering_plot(frame, graph: str, footer: str = "") -> Plot | None:
     """Best computation time per edge ordering, grouped by variant (variants run in ≥2 orderings)."""
     groups = []
     for variant in variants(frame):
@@ -262,10 +276,13 @@ def ordering_plot(frame, graph: str) -> Plot | None:
     axis.legend(title="edge order", fontsize=8)
     return _plot(figure, "ordering", graph, f"Effect of edge ordering on {graph}",
                  f"Fastest correct computation time per edge ordering on {graph}; the bar label is its "
-                 "configuration.", notes, "No correct configuration")
+                 "configuration.", notes, "No correct configuration", footer=footer)
 
 
-def all_plots(frame) -> list[Plot]:
-    """Every plot, graph by graph; plots with nothing to show are left out."""
+def all_plots(frame, footers: dict[str, str] | None = None) -> list[Plot]:
+    """Every plot, graph by graph; plots with nothing to show are left out. ``footers``: graph →
+    the device and stand-in line each of its figures carries (default_footer when absent)."""
     makers = (config_plot, tpe_stages_plot, speedup_plot, ordering_plot)
-    return [plot for graph in graphs(frame) for make in makers if (plot := make(frame, graph)) is not None]
+    footers = footers or {}
+    return [plot for graph in graphs(frame) for make in makers
+            if (plot := make(frame, graph, footers.get(graph) or default_footer(frame, graph))) is not None]

@@ -19,10 +19,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from .catalogue import GraphInfo, describe_all, load_catalogue
 from .cells import MISSING, format_number, format_times
-from .load import CPU_DEVICE, describe_programs, measured, programs
+from .load import CPU_DEVICE, describe_programs, device_text, measured, programs
 from .observations import Observation, observe
 from .papers import papers_table
 from .plots import Plot, all_plots
+from .skipped import skipped_lines
 from .latex import latex_cell, latex_column_spec, latex_escape, latex_group_rules, latex_layout
 from .tables import (Table, failures_table, graph_tables, graphs, graphs_table, outliers_table, overview_tables,
                      slug, status_table)
@@ -74,6 +75,11 @@ class ReportModel:
     failures: Table
     outliers: Table
     legend: list[tuple[str, str]] = field(default_factory=list)
+    contexts: dict[str, str] = field(default_factory=dict)   # graph ("" for all) → device and graph status
+
+    def context(self, table: Table) -> str:
+        """What a pasted table's caption must add: the device, the graph(s) and what they are."""
+        return self.contexts.get(table.graph, self.contexts.get("", ""))
 
 
 def _distinct(frame: pd.DataFrame, column: str) -> list[str]:
@@ -164,8 +170,9 @@ def headline(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def summary_lines(frame: pd.DataFrame, prov: dict) -> list[str]:
-    """What ran, what failed, the headline numbers: the first thing a reader sees."""
+def summary_lines(frame: pd.DataFrame, prov: dict, skipped: list[str] = ()) -> list[str]:
+    """What ran, what failed, what has no result and why (``skipped``, report.skipped), the
+    headline numbers: the first thing a reader sees."""
     settings = frame.groupby(["graph", "variant", "ordering", "config"], sort=False).ngroups if len(frame) else 0
     lines = [f"Ran {prov['runs']:,} measured runs ({settings:,} settings on {len(prov['graphs'])} graph(s), "
              f"repetitions: {prov['repetitions']}; {prov['warmups']} warm-up run(s) not used) of program "
@@ -178,7 +185,26 @@ def summary_lines(frame: pd.DataFrame, prov: dict) -> list[str]:
                      "left out of every comparison.")
     else:
         lines.append("Every run was correct (every distance matched the reference).")
-    return lines + headline(frame)
+    return lines + list(skipped) + headline(frame)
+
+
+def caption_contexts(frame: pd.DataFrame, infos: dict[str, GraphInfo]) -> dict[str, str]:
+    """graph → 'Device: ...; graph X (what it is).', and '' → the same naming every graph."""
+    from .tables import select
+    out = {graph: f"Device: {device_text(select(frame, graph=graph))}; graph {info.context_text}."
+           for graph, info in infos.items()}
+    names = "; ".join(info.context_text for info in infos.values()) or "none"
+    out[""] = f"Device: {device_text(frame)}; graphs: {names}."
+    return out
+
+
+def figure_footers(frame: pd.DataFrame, infos: dict[str, GraphInfo]) -> dict[str, str]:
+    """graph → what every figure of it says under it: the device its runs printed and what the
+    graph is (a stand-in with its scale), so a figure pasted alone is never a CPU run taken for a
+    GPU one, nor a stand-in for the real graph."""
+    from .tables import select
+    return {graph: f"Device: {device_text(select(frame, graph=graph))}; graph {info.context_text}"
+            for graph, info in infos.items()}
 
 
 def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | None = None,
@@ -190,14 +216,16 @@ def build_model(all_rows: pd.DataFrame, sources: list[Path], catalogue: dict | N
     frame = measured(all_rows).reset_index(drop=True)
     catalogue = load_catalogue() if catalogue is None else catalogue
     infos = describe_all(frame, catalogue)
-    plots = all_plots(frame) if plots else []
+    plots = all_plots(frame, figure_footers(frame, infos)) if plots else []
     notes = observe(frame)
     sections = [GraphSection(graph, infos[graph], graph_tables(frame, graph), [p for p in plots if p.graph == graph],
                              [o for o in notes if o.graph == graph]) for graph in graphs(frame)]
     prov = provenance(all_rows, frame, sources)
-    return ReportModel(prov, summary_lines(frame, prov), overview_tables(frame), graphs_table(infos),
+    program_key = str(all_rows["program_key"].iloc[0]) if len(all_rows) else ""
+    summary = summary_lines(frame, prov, skipped_lines(frame, list(sources), program_key))
+    return ReportModel(prov, summary, overview_tables(frame), graphs_table(infos),
                        papers_table(frame), sections, status_table(frame), failures_table(frame),
-                       outliers_table(frame), LEGEND)
+                       outliers_table(frame), LEGEND, caption_contexts(frame, infos))
 
 
 # ---- format-specific cell text -------------------------------------------------------------
@@ -269,16 +297,19 @@ def program_folders(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def render_reports(frame: pd.DataFrame, sources: list[Path], out_dir: Path, formats=("md", "html", "tex"),
-                   program: str | None = None) -> list[Path]:
+                   program: str | None = None, write=None) -> list[Path]:
     """One report per program: the chosen one into out_dir, or (several present, none chosen)
-    each into out_dir/<program>/. Raises load.ProgramChoiceError for a --program that matches none."""
+    each into out_dir/<program>/. Raises load.ProgramChoiceError for a --program that matches none.
+    ``write``: what writes one program's files (default render_all, the full report; the paper
+    set passes report.paperset_render.render_paper)."""
     from .load import select_program
+    write = write or render_all
     if program:
-        return render_all(select_program(frame, program), sources, out_dir, formats)
+        return write(select_program(frame, program), sources, out_dir, formats)
     keys = frame["program_key"].unique() if len(frame) else []
     if len(keys) <= 1:
-        return render_all(frame, sources, out_dir, formats)
+        return write(frame, sources, out_dir, formats)
     written = []
     for key, folder in program_folders(frame).items():
-        written += render_all(frame[frame["program_key"] == key], sources, Path(out_dir) / folder, formats)
+        written += write(frame[frame["program_key"] == key], sources, Path(out_dir) / folder, formats)
     return written

@@ -213,7 +213,7 @@ def test_provenance_up_front(rendered):
 
 
 def test_a_cpu_report_is_not_titled_gpu(tmp_path, monkeypatch):
-    monkeypatch.setattr("report.render.all_plots", lambda frame: [])
+    monkeypatch.setattr("report.render.all_plots", lambda frame, *footers: [])
     path = write_rows(tmp_path / "cpu.jsonl", sweep_rows(seed=1, device=CPU))
     render_all(load_results([path]), [path], tmp_path / "out", formats=("md", "html"))
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
@@ -248,7 +248,7 @@ def test_markdown_tables_and_images(rendered):
 
 @pytest.fixture()
 def two_programs(tmp_path, monkeypatch):
-    monkeypatch.setattr("report.render.all_plots", lambda frame: [])   # plots are tested above; time
+    monkeypatch.setattr("report.render.all_plots", lambda frame, *footers: [])   # plots are tested above; time
     rows = sweep_rows(seed=1) + sweep_rows(seed=2, program="student-7", program_id="sha256:5eed", device=CPU)
     return write_rows(tmp_path / "two.jsonl", rows)
 

@@ -26,6 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", metavar="LABEL_OR_ID",
                         help="report only this program (its label or its identity); by default, results of "
                              "several programs give one report per program, in a folder each under --out")
+    parser.add_argument("--paper", action="store_true",
+                        help="write the paper set instead: one numbered table or figure per question of the spec's "
+                             "'What to Report?' (paper.md, paper.html, paper.tex + paper-body.tex for the USENIX "
+                             "template, figures/paper-*.png), each caption naming device, graphs, statistic and "
+                             "repetitions")
     parser.add_argument("--check-against", type=Path, nargs="+", metavar="PATH",
                         help="results of a rerun of the same sweep: instead of writing a report, list the claims "
                              "of this one that the rerun contradicts (exit 1 if any)")
@@ -39,7 +44,8 @@ def run_from_args(args) -> int:
         raise UsageError(f"--format: choose from md, html, tex (got {args.format or 'nothing'})")
     if args.check_against:
         return check_rerun(args.results or default_results(), args.check_against, args.program)
-    return run(results=args.results, out_dir=args.out, formats=tuple(formats), program=args.program)
+    return run(results=args.results, out_dir=args.out, formats=tuple(formats), program=args.program,
+               paper=args.paper)
 
 
 def check_rerun(first: list[Path], second: list[Path], program: str | None = None, out=None) -> int:
@@ -77,9 +83,10 @@ def default_results() -> list[Path]:
 
 
 def run(results: list[Path] | None = None, out_dir: Path = DEFAULT_OUT, formats=FORMATS,
-        program: str | None = None) -> int:
-    """Render the report (one per program, never two programs in one); 1 with one line on stderr
-    when there are no results to report, 2 for an unknown format or a --program that matches none."""
+        program: str | None = None, paper: bool = False) -> int:
+    """Render the report, or with ``paper`` the paper set (one per program, never two programs in
+    one); 1 with one line on stderr when there are no results to report, 2 for an unknown format
+    or a --program that matches none."""
     from report.load import ProgramChoiceError, describe_programs, load_results, programs
     from report.render import program_folders, render_reports
 
@@ -100,7 +107,10 @@ def run(results: list[Path] | None = None, out_dir: Path = DEFAULT_OUT, formats=
               f"report per program under {out_dir}: {', '.join(folders[key] for key, _, _ in present)} "
               "(--program LABEL_OR_ID for one)", file=sys.stderr)
     try:
-        written = render_reports(frame, existing, Path(out_dir), tuple(formats), program)
+        write = None
+        if paper:
+            from report.paperset_render import render_paper as write
+        written = render_reports(frame, existing, Path(out_dir), tuple(formats), program, write)
     except ProgramChoiceError as error:
         print(f"report: {error}", file=sys.stderr)
         return 2

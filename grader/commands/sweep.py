@@ -172,6 +172,7 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
         pool.close(cancel=True)   # nothing is in flight unless interrupted: then the runs are stopped
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
+    _write_plan(results_path, cells, skipped, prepared, err)
     if interrupted:
         progress.close()
         store.close()
@@ -185,6 +186,17 @@ def run(config: Path | None = None, scale=None, program=None, results: Path | No
     if shrink and not cellrun.is_project_template(sweep.command):
         _shrink_wrong(sweep, cells, prepared, provenance, results_path, time.perf_counter() - started, out, err)
     return status
+
+
+def _write_plan(results_path: Path, cells, skipped: dict[str, str], prepared: dict, err) -> None:
+    """The cells this sweep meant to run and the graphs it skipped, beside the results
+    (sssp_common.sweepplan), so the report can say what has no result and why."""
+    from sssp_common.sweepplan import write_plan
+    try:
+        write_plan(results_path, cells, skipped, prepared=list(prepared))
+    except OSError as error:
+        print(f"grader sweep: warning: the sweep plan beside {results_path} was not written ({error}); "
+              "the report cannot list the cells that have no result", file=err)
 
 
 def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, spent_s: float, out, err) -> None:
