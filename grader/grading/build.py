@@ -75,7 +75,7 @@ def _finds(line: str, word: str, start: int, end: int) -> list[int]:
 
 
 def replace_nvcc(line: str, replace: Callable[[str], str]) -> str:
-    """Each nvcc word in line replaced by replace(word): `nvcc` that no word character precedes,
+    r"""Each nvcc word in line replaced by replace(word): `nvcc` that no word character precedes,
     or a path from a '/' that none precedes through the last `/nvcc` of its run of path
     characters (`/opt/nvcc/bin/nvcc` whole), never followed by a word character. What the
     regex `(?<![\w./-])(?:/[^\s:=;'"()]*/)?nvcc(?![\w.-])` matched, found in one pass: each
