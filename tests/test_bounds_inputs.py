@@ -109,6 +109,14 @@ def test_similarity_reads_a_capped_number_of_bytes_and_tokens_per_student(tmp_pa
     assert len(written) <= 64 * 20_000                                   # what it writes is bounded too
     assert all(len(places) <= similarity.MAX_PLACES for places in found.where.values())
     assert similarity.from_json(json.loads(written)).capped == found.capped
+    # bytes that make no token (one long comment per file): the byte cap is what stops the reading
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    for number in range(10):
+        (quiet / f"part{number}.c").write_text("/*" + "x" * 200_000 + "*/")
+    read.clear()
+    found = similarity.fingerprint_tree(quiet)
+    assert sum(read) == 300_000 and "read only in part" in found.capped and "not read" in found.capped
     # an ordinary student hits no cap
     small = tmp_path / "small"
     small.mkdir()
