@@ -4,8 +4,9 @@ the timing lines), `opt` as extra credit above the maximum, and the report as a 
 fill in. The tests come out in Gradescope's results.json shape.
 
 Correctness gates the rest: format and timing points come only from runs whose distances are
-right, and every run that was tried (timeouts and crashes too) is in every denominator, so a
-program with no right distance earns build and clean points and nothing else. What the spec
+right, and every run that was tried (timeouts and crashes too, and a run the harness could not
+judge twice: never dropped) is in every denominator, so a program with no right distance earns
+build and clean points and nothing else. What the spec
 does not ask for (a final newline, LF line ends, single spaces, how unreachable is spelled)
 costs nothing: it is noted. `gate = true` is the spec's literal rule instead: any required run
 not right, and the code part is 0.
