@@ -49,6 +49,10 @@ def test_a_1_mb_makefile_line_is_rewritten_in_linear_work(monkeypatch):
     assert new == line.replace("/usr/local/cuda-8.0/bin/nvcc", "/opt/cuda/bin/nvcc")
     assert len(line) > 1_000_000
     assert work["scanned"] <= 3 * len(line) and work["looked"] <= 2 * len(line), work
+    # a path of 1 MB, every '/' of it a place a path may start: one replacement, in linear work too
+    work.update(scanned=0, looked=0)
+    assert replace_nvcc("CC = " + "+/" * 500_000 + "nvcc -O3", lambda word: "X") == "CC = +X -O3"
+    assert work["scanned"] <= 3 * len(line) and work["looked"] <= 2 * len(line), work
     # the whole rewrite of that line: compiler and architecture
     rewritten = build._rewrite_line(line, BuildOptions(nvcc="/opt/cuda/bin/nvcc", arch="sm_90"))
     assert rewritten.endswith(" /opt/cuda/bin/nvcc -arch=sm_90 -O3")
