@@ -127,7 +127,8 @@ def classify(result, reference: np.ndarray, sentinels=(), patterns=DEFAULT_PATTE
     found = timings.times(stdout, patterns)
     extras, unreadable = read_extras(stdout)
     record = {"status": "ok", "computation_ms": found["computation_ms"], "filtering_ms": found["filtering_ms"],
-              **extras, "unreadable": found["unreadable"] + unreadable, "mismatches": None, "detail": "", "device": found["device"],
+              **extras, "unreadable": found["unreadable"] + unreadable,   # numbers out of range: None, said why
+              "mismatches": None, "detail": "", "device": found["device"],
               "distances": "ok", "file_distances": None, "output_format": None, "output_deviations": None,
               "stdout_format": "ok", "stdout_problems": timings.stdout_format(stdout),
               "times_source": found["times_source"],
