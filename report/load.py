@@ -6,6 +6,7 @@ may hold the same run twice. Everything downstream wants one clean row per run.
 """
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Iterable
@@ -45,23 +46,66 @@ def device_text(frame: pd.DataFrame) -> str:
     devices = [d for d in dict.fromkeys(frame["device"]) if d] if len(frame) else []
     words = ["CPU fallback (numpy), not a GPU" if d == CPU_DEVICE else f"GPU {d}" for d in devices]
     return " and ".join(words) or "a device no run printed"
+INT_RANGE = 2 ** 53                 # beyond, a count is not one a run could have made (and not exact in float64)
+FLOAT_RANGE = 1e15                  # ms or s past this are not measurements
+TEXT_CAP = 2000                     # characters of a text field kept
+
+
+def as_int(value):
+    """A whole number within INT_RANGE, or None: what a row's count field may hold, read from
+    any JSON value (a huge int, NaN, inf, a string, a list: None, never an exception)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        value = as_float(value)
+    if isinstance(value, float):
+        if value is None or not math.isfinite(value) or value != int(value):
+            return None
+        value = int(value)
+    if isinstance(value, int) and -INT_RANGE <= value <= INT_RANGE:
+        return value
+    return None
+
+
+def as_float(value):
+    """A finite number within FLOAT_RANGE, or None (strings of up to 64 characters are read)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        if len(value) > 64:
+            return None
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, int):
+        return float(value) if abs(value) <= FLOAT_RANGE else None
+    if isinstance(value, float) and math.isfinite(value) and abs(value) <= FLOAT_RANGE:
+        return value
+    return None
+
+
+def as_text(value) -> str:
+    """A row's text field as printable text: None is '', others str()'d, lone surrogates
+    replaced (a file could not be written with them), at most TEXT_CAP characters."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    text = value if isinstance(value, str) else str(value)[:TEXT_CAP]
+    text = text[:TEXT_CAP]
+    return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
 def to_frame(rows: list[dict]) -> pd.DataFrame:
     """Typed frame (nullable ints, float ms, strings) with `variant`, `config` and `program_key`
     labels, keeping the latest row of each run_id (sssp_common.record's rule: the last written).
     Warm-up runs (rep < 0) are kept here, flagged by `warmup`; `measured` drops them."""
-    rows = latest(rows)
-    frame = pd.DataFrame(rows)
-    for column in INT_COLUMNS + FLOAT_COLUMNS + STR_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = None
+    rows = [_typed(row) for row in latest(rows) if isinstance(row, dict)]
+    frame = pd.DataFrame(rows, columns=list(dict.fromkeys(
+        list(INT_COLUMNS + FLOAT_COLUMNS + STR_COLUMNS) + [k for row in rows for k in row])))
     for column in INT_COLUMNS:
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").round().astype("Int64")
+        frame[column] = pd.array(list(frame[column]), dtype="Int64")
     for column in FLOAT_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-    for column in STR_COLUMNS:
-        frame[column] = frame[column].map(lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
     frame["status"] = frame["status"].replace("", "malformed")
     frame = frame.reset_index(drop=True)
     frame["variant"] = [variant_label(m, s) for m, s in zip(frame["method"], frame["sync"])]
@@ -73,6 +117,19 @@ def to_frame(rows: list[dict]) -> pd.DataFrame:
     frame["warmup"] = (frame["rep"].fillna(0) < 0).astype(bool)
     frame["cpu"] = frame["device"] == CPU_DEVICE
     return frame
+
+
+def _typed(row: dict) -> dict:
+    """A row with every column the report reads of the type it reads (anything else None or
+    '': a row `grade` or a hand wrote may hold any JSON value anywhere)."""
+    typed = dict(row)
+    for column in INT_COLUMNS:
+        typed[column] = as_int(row.get(column))
+    for column in FLOAT_COLUMNS:
+        typed[column] = as_float(row.get(column))
+    for column in STR_COLUMNS:
+        typed[column] = as_text(row.get(column))
+    return typed
 
 
 def measured(frame: pd.DataFrame) -> pd.DataFrame:
@@ -100,7 +157,8 @@ def programs(frame: pd.DataFrame) -> list[tuple[str, str, int]]:
     out = []
     for key, group in frame.groupby("program_key", sort=False):
         labels = [v for v in dict.fromkeys(group["program"]) if v]
-        out.append((str(key), ", ".join(labels) or str(key), len(group)))
+        label = ", ".join(labels[:5]) + (f", ... ({len(labels)} labels)" if len(labels) > 5 else "")
+        out.append((str(key), label or str(key), len(group)))
     return sorted(out, key=lambda item: -item[2])
 
 

@@ -125,7 +125,7 @@ def config_plot(frame, graph: str, footer: str = "") -> Plot | None:
                 if not xs:
                     continue
                 marker, style = ORDER_STYLES.get(ordering, ("d", "-."))
-                color = (SYNC_COLORS.get(variant.split(" ")[1]) if variant.startswith("bmf")
+                color = (SYNC_COLORS.get(variant.partition(" ")[2], "gray") if variant.startswith("bmf")
                          else METHOD_COLORS.get(variant, "gray"))
                 label = f"{variant_name(variant)}, {ordering}" if variant.startswith("bmf") or len(orderings) > 1 \
                     else variant_name(variant)

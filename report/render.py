@@ -286,11 +286,11 @@ def render_all(frame: pd.DataFrame, sources: list[Path], out_dir: Path,
 def program_folders(frame: pd.DataFrame) -> dict[str, str]:
     """program identity → a folder name: its label, with the identity's start when labels repeat."""
     present = programs(frame)
-    labels = Counter(label for _, label, _ in present)
+    slugs = Counter((slug(label) or "program")[:80] for _, label, _ in present)   # a folder name: short
     names = {}
     for key, label, _ in present:
-        name = slug(label) or "program"
-        if labels[label] > 1:
+        name = (slug(label) or "program")[:80]
+        if slugs[name] > 1:
             name += "-" + slug(key)[:12]
         names[key] = name
     return names

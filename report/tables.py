@@ -8,6 +8,7 @@ table per method, so a two-column paper can \\input them all without floats pili
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -53,8 +54,12 @@ class Table:
 
 
 def slug(text: str) -> str:
-    """'roadNet-CA~synth' → 'roadnet-ca-synth' (HTML id / LaTeX label safe)."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    """'roadNet-CA~synth' → 'roadnet-ca-synth' (HTML id / LaTeX label / file name safe); a long
+    one is cut to 64 characters and told apart by a digest of the whole (a file name has 255)."""
+    made = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if len(made) <= 72:
+        return made
+    return made[:64].strip("-") + "-" + hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:8]
 
 
 def graphs(frame: pd.DataFrame) -> list[str]:

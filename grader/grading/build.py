@@ -26,7 +26,10 @@ from grader.jail.runner import jail_decision, jail_user, make_jail, read_head, r
 
 LOG_HEAD, LOG_TAIL = 48 * 1024, 48 * 1024
 MAKEFILE_NAMES = re.compile(r"^(?:GNUmakefile|[Mm]akefile|.*\.mk)$")
-_NVCC = re.compile(r"(?<![\w./-])(?:/[^\s:=;'\"()]*/)?nvcc(?![\w.-])")
+# The nvcc word: `nvcc`, or a path ending in `/nvcc`, not inside a longer word. Found by
+# replace_nvcc in one pass (a regex for it, tried at every '/', was quadratic in a line's length).
+_PATH_RUN = re.compile(r"[^\s:=;'\"()]+")   # the characters a path before `nvcc` may hold
+_BEFORE_WORD = frozenset("./-")               # with \w: what may not come just before the word or path
 _ARCH = re.compile(r"(?:-arch|--gpu-architecture)(?:=|[ \t]+)[\"']?[\w,.]+[\"']?")
 _GENCODE = re.compile(r"(?:-gencode|--generate-code)(?:=|[ \t]+)[\"']?arch=[\w,.=\"\\]+[\"']?")
 _CODE = re.compile(r"(?<![\w-])(?:-code|--gpu-code)(?:=|[ \t]+)[\"']?[\w,.]+[\"']?")
@@ -56,6 +59,55 @@ class BuildResult:
     protections: dict = field(default_factory=dict)
 
 
+MAKEFILE_MAX_BYTES = 4 << 20       # a Makefile larger than this is left as it is (said so), never read whole
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_" or char in _BEFORE_WORD
+
+
+def _finds(line: str, word: str, start: int, end: int) -> list[int]:
+    found, at = [], line.find(word, start, end)
+    while at >= 0:
+        found.append(at)
+        at = line.find(word, at + 1, end)
+    return found
+
+
+def replace_nvcc(line: str, replace: Callable[[str], str]) -> str:
+    r"""Each nvcc word in line replaced by replace(word): `nvcc` that no word character precedes,
+    or a path from a '/' that none precedes through the last `/nvcc` of its run of path
+    characters (`/opt/nvcc/bin/nvcc` whole), never followed by a word character. What the
+    regex `(?<![\w./-])(?:/[^\s:=;'"()]*/)?nvcc(?![\w.-])` matched, found in one pass: each
+    '/' and `nvcc` of the line is looked at a fixed number of times (the regex, tried at
+    every '/', was quadratic in the line's length)."""
+    out, done = [], 0
+    for run in _PATH_RUN.finditer(line):
+        start, end = run.span()
+        if line.find("nvcc", start, end) < 0:
+            continue
+        ends = [at for at in _finds(line, "nvcc", start, end)
+                if at + 4 >= len(line) or line[at + 4] == "/" or not _word_char(line[at + 4])]
+        after_slash = [at for at in ends if at > start and line[at - 1] == "/"]
+        bare = [at for at in ends if at == 0 or not _word_char(line[at - 1])]
+        slashes = [at for at in _finds(line, "/", start, end) if at == 0 or not _word_char(line[at - 1])]
+        last = after_slash[-1] if after_slash else -1
+        floor, i, j = start, 0, 0
+        while True:
+            while i < len(slashes) and slashes[i] < floor:
+                i += 1
+            while j < len(bare) and bare[j] < floor:
+                j += 1
+            path = slashes[i] if i < len(slashes) and last >= slashes[i] + 2 else None
+            word = bare[j] if j < len(bare) else None
+            if path is None and word is None:
+                break
+            begins, stop = (path, last + 4) if word is None or (path is not None and path < word) else (word, word + 4)
+            out += [line[done:begins], replace(line[begins:stop])]
+            done = floor = stop
+    return "".join(out) + line[done:] if out else line
+
+
 def rewrite_makefiles(tree: Path, options: BuildOptions) -> list[str]:
     """Apply --nvcc/--arch to every Makefile under tree; one line per change."""
     if not options.nvcc and not options.arch:
@@ -70,6 +122,11 @@ def edit_makefiles(tree: Path, edit: Callable[[str], str], describe: Callable[[s
     changes = []
     for path in sorted(tree.rglob("*")):
         if not MAKEFILE_NAMES.match(path.name) or path.is_symlink() or not path.is_file():
+            continue
+        size = path.stat().st_size
+        if size > MAKEFILE_MAX_BYTES:
+            changes.append(f"{path.relative_to(tree)}: left as it is ({size} bytes, more than the "
+                           f"{MAKEFILE_MAX_BYTES} a Makefile is read up to)")
             continue
         lines = path.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
         changed = False
@@ -87,7 +144,7 @@ def _rewrite_line(line: str, options: BuildOptions) -> str:
     if line.lstrip().startswith("#"):
         return line
     if options.nvcc:
-        line = _NVCC.sub(options.nvcc, line)
+        line = replace_nvcc(line, lambda word: options.nvcc)
     if options.arch:
         marker = "\0ARCH\0"
         line = _GENCODE.sub(marker, line)

@@ -15,7 +15,7 @@ from grader.tomlfile import ConfigError, check_keys, read_toml
 from grader.grading.rubric import Rubric, RubricError, load_rubric
 from grader.jail.sandbox import Sandbox
 from grader.grading.submission import Limits
-from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern
+from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern, nested_quantifier
 
 GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns",
                 "counterexamples"}
@@ -137,5 +137,8 @@ def _patterns(value, path: Path) -> tuple[Pattern, ...]:
             raise ConfigError(f"{where}: bad regex: {error}") from None
         if "value" not in compiled.groupindex:
             raise ConfigError(f"{where}: the regex needs a (?P<value>...) group")
+        nested = nested_quantifier(table["regex"])
+        if nested:   # it runs on every line of hostile stdout: it must not backtrack exponentially
+            raise ConfigError(f"{where}: the regex could take exponential time ({nested}); write it without")
         patterns.append(Pattern(table["name"], table["regex"], table["stage"], table.get("unit", "ms")))
     return tuple(patterns)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from grader.grading.build import build, edit_makefiles
+from grader.grading.build import build, edit_makefiles, replace_nvcc
 from grader.grading.sanitizer_report import parse
 from grader.jail.runner import run_program
 from grader.sweep.cells import render_command
@@ -37,7 +37,6 @@ from grader.sweep.cells import render_command
 BUDGET_SHARE = 0.25
 SANITIZER_DIRS = ("/usr/local/cuda/bin", "/usr/local/cuda/compute-sanitizer")
 FAILED = ("wrong", "crash", "timeout")
-_NVCC_WORD = re.compile(r"(?<![\w./-])((?:/[^\s:=;'\"()]*/)?nvcc)(?![\w.-])")
 PRINT_LIMIT = 20
 FLOOR_S = 30.0                    # a student's most useful tool run gets this long even past the budget
 SHARED_METHODS = ("segscan",)     # the spec's shared-memory method: its racecheck comes first among passing ones
@@ -122,7 +121,7 @@ def add_lineinfo(tree: Path) -> list[str]:
     def edit(line: str) -> str:
         if line.lstrip().startswith("#") or "-lineinfo" in line:
             return line
-        return _NVCC_WORD.sub(r"\1 -lineinfo", line)
+        return replace_nvcc(line, lambda word: word + " -lineinfo")   # linear in the line's length
     return edit_makefiles(tree, edit, lambda where, old, new: where)
 
 

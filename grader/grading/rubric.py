@@ -4,8 +4,9 @@ the timing lines), `opt` as extra credit above the maximum, and the report as a 
 fill in. The tests come out in Gradescope's results.json shape.
 
 Correctness gates the rest: format and timing points come only from runs whose distances are
-right, and every run that was tried (timeouts and crashes too) is in every denominator, so a
-program with no right distance earns build and clean points and nothing else. What the spec
+right, and every run that was tried (timeouts and crashes too, and a run the harness could not
+judge twice: never dropped) is in every denominator, so a program with no right distance earns
+build and clean points and nothing else. What the spec
 does not ask for (a final newline, LF line ends, single spaces, how unreachable is spelled)
 costs nothing: it is noted. `gate = true` is the spec's literal rule instead: any required run
 not right, and the code part is 0.
@@ -162,8 +163,10 @@ def _test(name, score, max_score, output, rubric, **extra) -> dict:
 
 
 def grader_failure(row: dict) -> bool:
-    """A run the harness could not carry out (its workers died, an input arrived changed): it
-    counts as not run yet, and the next `grade` runs it again."""
+    """A run the harness could not carry out (its workers died, an input arrived changed). grade
+    runs it once more at once (grader.grading.student.rows_as_they_come); still failing, it is
+    scored as not right (never dropped: a dropped run would lift the student's shares and
+    escape the gate), its cause in the feedback, and the next `grade` runs it again."""
     return str(row.get("detail", "")).startswith("harness:")
 
 
@@ -178,7 +181,6 @@ def score(rubric: Rubric, build: dict | None, cells: list, rows: dict, report: d
     report: what grading found of the report (grader.grading.reportpdf.describe) and staff's score."""
     built = bool(build and build.get("built"))
     why = (build or {}).get("detail") or "not built"
-    rows = {key: row for key, row in rows.items() if not grader_failure(row)}   # not the student's doing
     required = [c for c in cells if rubric.weight(c.method) > 0]
     tried = [rows[c.run_id] for c in required if c.run_id in rows] if built else []
     right = [r for r in tried if _ok(r)]
@@ -227,8 +229,10 @@ def _runs_text(group: list, rows: dict) -> str:
     lines = [f"{ok} of {len(group)} runs right" + (f" ({len(group) - len(done)} not run yet)" if len(done) < len(group) else "")]
     for row in done:
         if not _ok(row):
+            what = ("the grader could not judge this run (its failure, not your program's)" if grader_failure(row)
+                    else row.get('distances', row['status']))
             lines.append(f"- {row['ordering']} {row['bsize']}x{row['bcount']} {row['sync']}: "
-                         f"{row.get('distances', row['status'])}: {str(row.get('detail', ''))[:300]}")
+                         f"{what}: {str(row.get('detail', ''))[:300]}")
     return "\n".join(lines)
 
 

@@ -220,6 +220,7 @@ def after_class(out: Path, work: Path, students: list[str], sample_code: Path | 
     result = {"students": sorted(prints), "sample_code": str(sample_code) if sample_code else
               ("as given to an earlier session" if sample else None),
               "k": similarity.K, "window": similarity.WINDOW, "seconds": round(time.monotonic() - began, 2),
+              "capped": {name: found.capped for name, found in prints.items() if found.capped},
               "pairs": [p.as_dict() for p in pairs]}
     write_text_atomically(out / "similarity.json", json.dumps(result, indent=2) + "\n")
     return result

@@ -13,8 +13,15 @@ more than half the class shares (at least four students): that is the assignment
 skeleton, not copying. A pair's score is the Jaccard index of the two remaining sets; each
 side's containment (the share of its fingerprints found in the other) is reported too.
 
-Why not `copydetect` (PyPI): the GPU machine has no network, so a dependency must be carried;
-this is ~200 lines with no dependency beyond the standard library.
+Bounded on hostile sources: at most MAX_FILE_BYTES per file and MAX_STUDENT_BYTES per student
+are read, tokenising stops at MAX_TOKENS, and each fingerprint keeps at most MAX_PLACES places
+(10 MB of one token repeated once took 66 s and wrote a 52 MB fingerprint file); a student
+who hits a cap has it said in `Fingerprints.capped` (kept in the fingerprint file and the result).
+
+Why not `copydetect` (PyPI, the same winnowing): it compares files, not a student's whole token
+stream; it tokenises each file whole with Pygments, with no per-student byte or token cap, so
+these caps would wrap it all the same; it brings Pygments and its HTML report with it, and the
+GPU machine has no network to fetch them. This is ~250 lines of the standard library.
 """
 from __future__ import annotations
 
@@ -28,6 +35,9 @@ from pathlib import Path
 SOURCE_SUFFIXES = (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl")
 MAX_FILE_BYTES = 1 << 20          # a generated or vendored giant is not the student's code
 MAX_FILES = 400
+MAX_STUDENT_BYTES = 2 << 20       # of sources read per student (a CUDA solution is ~50 KB)
+MAX_TOKENS = 100_000              # per student (~15,000 in a 50 KB solution): ~22,000 fingerprints at most
+MAX_PLACES = 3                    # places kept per fingerprint (regions read the first)
 K = 12                            # tokens per k-gram
 CROWD_MIN = 4                     # skeleton: shared by more than half the class and by at least this many
 WINDOW = 8                        # hashes per winnowing window: shared runs of >= 19 tokens always show
@@ -63,10 +73,12 @@ class Token:
     line: int
 
 
-def tokenize(source: str, file: str = "") -> list[Token]:
-    """The normalised tokens of one C/C++/CUDA file (comments and layout dropped)."""
+def tokenize(source: str, file: str = "", limit: int | None = None) -> list[Token]:
+    """The normalised tokens of one C/C++/CUDA file (comments and layout dropped), at most limit."""
     tokens, line = [], 1
     for match in _TOKEN.finditer(source):
+        if limit is not None and len(tokens) >= limit:
+            break
         kind, text = match.lastgroup, match.group()
         if kind in ("space", "comment"):
             pass
@@ -86,8 +98,10 @@ def tokenize(source: str, file: str = "") -> list[Token]:
 
 @dataclass
 class Fingerprints:
-    """Hash -> where it occurs: (file, first line, last line) of each k-gram."""
+    """Hash -> where it occurs: (file, first line, last line) of its first MAX_PLACES k-grams;
+    capped: what was left out (a cap reached), '' when nothing was."""
     where: dict[int, list[tuple[str, int, int]]] = field(default_factory=dict)
+    capped: str = ""
 
     def hashes(self) -> set[int]:
         return set(self.where)
@@ -111,7 +125,9 @@ def fingerprint(tokens: list[Token], k: int = K, window: int = WINDOW, into: Fin
         if best != chosen:
             chosen = best
             first, last = tokens[best], tokens[best + k - 1]
-            found.where.setdefault(hashes[best], []).append((first.file, first.line, last.line))
+            places = found.where.setdefault(hashes[best], [])
+            if len(places) < MAX_PLACES:
+                places.append((first.file, first.line, last.line))
     return found
 
 
@@ -130,11 +146,40 @@ def source_files(tree: Path) -> list[Path]:
     return files
 
 
+def read_capped(path: Path, limit: int) -> tuple[str, int, bool]:
+    """At most limit bytes of a file (never through a link): as text, how many, whether it was cut."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    return data[:limit].decode("utf-8", errors="replace"), min(len(data), limit), len(data) > limit
+
+
 def fingerprint_tree(tree: Path, k: int = K, window: int = WINDOW) -> Fingerprints:
-    found = Fingerprints()
+    """One student's fingerprints: their sources in order, read up to MAX_STUDENT_BYTES in all
+    and tokenised up to MAX_TOKENS in all; what a cap left out is said in `capped`."""
+    found, tokens, left, notes = Fingerprints(), [], MAX_STUDENT_BYTES, []
     for path in source_files(tree):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        fingerprint(tokenize(text, str(path.relative_to(tree))), k, window, into=found)
+        if left <= 0 or len(tokens) >= MAX_TOKENS:
+            notes.append(f"sources from {path.relative_to(tree)} on not read")
+            break
+        try:
+            text, size, cut = read_capped(path, left)
+        except OSError:
+            continue
+        left -= size
+        if cut:
+            notes.append(f"{path.relative_to(tree)} read only in part ({MAX_STUDENT_BYTES} bytes of sources "
+                         f"are read per student)")
+        tokens += tokenize(text, str(path.relative_to(tree)), limit=MAX_TOKENS - len(tokens))
+        if len(tokens) >= MAX_TOKENS:
+            notes.append(f"tokens past the first {MAX_TOKENS} not compared (reached in {path.relative_to(tree)})")
+    # one stream per file, as before: k-grams never straddle two files
+    by_file: dict[str, list[Token]] = {}
+    for token in tokens:
+        by_file.setdefault(token.file, []).append(token)
+    for file_tokens in by_file.values():
+        fingerprint(file_tokens, k, window, into=found)
+    found.capped = "; ".join(dict.fromkeys(notes))
     return found
 
 
@@ -170,12 +215,22 @@ class Pair:
 
 
 def to_json(found: Fingerprints) -> dict:
-    """Fingerprints as JSON (hash keys as hex): kept per student so a later session compares the class."""
-    return {format(h, "016x"): [list(place) for place in places] for h, places in found.where.items()}
+    """Fingerprints as JSON (hash keys as hex, and "capped" when a cap was reached): kept per
+    student so a later session compares the class."""
+    data = {format(h, "016x"): [list(place) for place in places] for h, places in found.where.items()}
+    return {**data, "capped": found.capped} if found.capped else data
 
 
 def from_json(data: dict) -> Fingerprints:
-    return Fingerprints({int(h, 16): [tuple(place) for place in places] for h, places in data.items()})
+    """The fingerprints of to_json (anything else in the file is left out: it is ours, but checked)."""
+    where = {}
+    for key, places in data.items():
+        if len(key) == 16 and all(c in "0123456789abcdef" for c in key) and isinstance(places, list):
+            kept = [tuple(place) for place in places[:MAX_PLACES] if isinstance(place, list) and len(place) == 3]
+            if kept:
+                where[int(key, 16)] = kept
+    capped = data.get("capped")
+    return Fingerprints(where, capped if isinstance(capped, str) else "")
 
 
 def regions(shared: set[int], a: Fingerprints, b: Fingerprints, gap: int = 3, limit: int = 12) -> tuple[Region, ...]:

@@ -109,11 +109,7 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         tasks = {task.cell.run_id: task for task in tasks_for(todo, graphs, runner, provenance, run_cell)}
         for key, task in tasks.items():
             pool.submit(key, task)
-        for outcome in pool.drain(wait=True):   # the rows as they come back, each written once
-            task = tasks.pop(outcome.key, None)
-            if task is None:
-                continue
-            row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
+        for task, row in rows_as_they_come(pool, tasks):   # the rows as they come back, each written once
             store.append(row)
             rows[task.cell.run_id] = done[task.cell.run_id] = row
             data = publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
@@ -136,6 +132,27 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
             return finish(time.monotonic() - began)
         data = publish(folder, student, grading, built, cells, rows, extra, report=report)
     return summarised(data)
+
+
+def rows_as_they_come(pool, tasks: dict):
+    """(task, row) per submitted run as it comes back, tasks emptied as they do. A run the
+    harness could not judge (rubric.grader_failure) is submitted once more and only its second
+    row counts: a grader's hiccup is never the student's loss, and one that repeats is not
+    right (rubric.score), said so in its detail."""
+    retried = set()
+    for outcome in pool.drain(wait=True):
+        task = tasks.get(outcome.key)
+        if task is None:
+            continue
+        row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
+        if grader_failure(row) and outcome.key not in retried:
+            retried.add(outcome.key)
+            pool.submit(outcome.key, task)
+            continue
+        if grader_failure(row):
+            row = {**row, "detail": f"{row['detail']} (run twice, failed both times)"}
+        del tasks[outcome.key]
+        yield task, row
 
 
 def publish(folder, student, grading, built, cells, rows, extra, page=True, report=None) -> dict:

@@ -23,6 +23,7 @@ from grader.jail import bwrap, sandbox as sb, uids
 STDOUT_HEAD_BYTES = 64 * 1024
 STDOUT_TAIL_BYTES = 64 * 1024
 STDERR_TAIL_BYTES = 8 * 1024
+STDERR_HEAD_BYTES = 4 * 1024     # its first lines: where a program names the cause (`unknown method`)
 # Between head and tail only the lines that could carry a figure are kept: a chatty program
 # may print its timing lines anywhere (after a self-check's megabytes of "Correct: ..." lines).
 MIDDLE_SCAN_BYTES = 256 << 20
@@ -47,6 +48,7 @@ class RunResult:
     stdout_middle: str = ""      # lines between head and tail that may carry a figure
     protections: dict = field(default_factory=dict)
     leftovers: int = 0           # descendants still running when the program ended (killed)
+    stderr_head: str = ""        # the first STDERR_HEAD_BYTES of stderr, when it was longer than the tail
 
     @property
     def timed_out(self) -> bool:
@@ -131,7 +133,7 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
                         + (f"\n[grader: {stopped}]" if stopped else ""),
                         output_path=output_path, wall_s=outcome.wall_s, timeout_s=timeout_s,
                         stdout_bytes=size, launch_error=outcome.launch_error, stdout_tail=tail,
-                        stdout_middle=middle,
+                        stdout_middle=middle, stderr_head=_stderr_head(stderr_file),
                         protections=protections, leftovers=outcome.leftovers)
     finally:
         if mounted:
@@ -258,6 +260,17 @@ def read_head(path: Path, limit: int) -> str:
         return ""
     text = data[:limit].decode("utf-8", errors="replace")
     return text + ("\n[... stdout cut]" if len(data) > limit else "")
+
+
+def _stderr_head(path: Path) -> str:
+    """stderr's first STDERR_HEAD_BYTES, only when the tail does not already hold all of it."""
+    try:
+        if path.stat().st_size <= STDERR_TAIL_BYTES:
+            return ""
+        with open(path, "rb") as handle:
+            return handle.read(STDERR_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def read_figure_lines(path: Path, start: int, end: int) -> str:

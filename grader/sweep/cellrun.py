@@ -124,6 +124,7 @@ def run_cell(cell, graph, sweep, provenance: dict, store) -> tuple[dict, float]:
         "output_format": verdict["output_format"], "output_deviations": verdict["output_deviations"],
         "stdout_format": verdict["stdout_format"], "stdout_problems": verdict["stdout_problems"],
         "times_source": verdict["times_source"], "time_flag": verdict["time_flag"],
+        "unreadable": verdict["unreadable"],
         "stdout_bytes": result.stdout_bytes, "killed_descendants": result.leftovers,
         "protections": result.protections, "startup_s": wall_startup(result.stdout_text),
     })

@@ -18,7 +18,7 @@ import numpy as np
 
 from grader.sweep import outfile, timings
 from grader.sweep.outfile import NoOutput, Unparsable
-from grader.sweep.timings import DEFAULT_PATTERNS, parse_extras
+from grader.sweep.timings import DEFAULT_PATTERNS, read_extras
 from sssp_common.vocabulary import UNREACHABLE
 
 SHOW_DIFFERENCES = 5
@@ -86,13 +86,38 @@ def _exit_reason(result) -> str:
             why = f"killed by signal {-result.exit_code}"
     else:
         why = f"exit code {result.exit_code}"
-    tail = _last_lines(result.stderr_tail)
-    return why + (f"; stderr: {tail}" if tail else "; stderr empty")
+    said = stderr_summary(getattr(result, "stderr_head", ""), result.stderr_tail)
+    return why + (f"; stderr: {said}" if said else "; stderr empty")
 
 
-def _last_lines(text: str, count: int = 5, width: int = 600) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return " | ".join(lines[-count:])[-width:]
+def stderr_summary(head: str, tail: str, first: int = 2, last: int = 3, width: int = 600) -> str:
+    """The first and the last non-blank lines of stderr, each cut, joined with ' | ' (' | ... | '
+    where lines were left out): the cause a program names first (`unknown method`, then its
+    usage text) and how it ended both survive. head: stderr's start (may be ''); tail: its end,
+    '[...] '-prefixed by the runner when the start was cut off."""
+    whole = not tail.startswith("[...] ")
+    tail_lines = _nonblank(tail if whole else tail[len("[...] "):], skip_first=not whole)
+    head_lines = tail_lines if whole else _nonblank(head, skip_last=True)
+    opening = head_lines[:first]
+    ending = tail_lines[-last:] if len(tail_lines) > last else tail_lines
+    if whole and len(tail_lines) <= first + last:
+        opening, ending = tail_lines, []
+    cut = width // max(1, len(opening) + len(ending))
+    shown = [line[:cut] for line in opening]
+    if ending:
+        left_out = (not whole) or len(tail_lines) > first + last
+        shown += (["..."] if left_out else []) + [line[:cut] for line in ending]
+    return " | ".join(shown)
+
+
+def _nonblank(text: str, skip_first: bool = False, skip_last: bool = False) -> list[str]:
+    """Stripped non-blank lines; a partial first (a tail cut mid-line) or last line dropped."""
+    lines = text.split("\n")
+    if skip_first and len(lines) > 1:
+        lines = lines[1:]
+    if skip_last and len(lines) > 1:
+        lines = lines[:-1]
+    return [line.strip() for line in lines if line.strip()]
 
 
 def classify(result, reference: np.ndarray, sentinels=(), patterns=DEFAULT_PATTERNS,
@@ -100,8 +125,10 @@ def classify(result, reference: np.ndarray, sentinels=(), patterns=DEFAULT_PATTE
     """Every verdict of one run (CONTRACTS.md): status and the dimensions beside it."""
     stdout = getattr(result, "stdout_text", result.stdout_head)
     found = timings.times(stdout, patterns)
+    extras, unreadable = read_extras(stdout)
     record = {"status": "ok", "computation_ms": found["computation_ms"], "filtering_ms": found["filtering_ms"],
-              **parse_extras(stdout), "mismatches": None, "detail": "", "device": found["device"],
+              **extras, "unreadable": found["unreadable"] + unreadable,   # numbers out of range: None, said why
+              "mismatches": None, "detail": "", "device": found["device"],
               "distances": "ok", "file_distances": None, "output_format": None, "output_deviations": None,
               "stdout_format": "ok", "stdout_problems": timings.stdout_format(stdout),
               "times_source": found["times_source"],
