@@ -94,11 +94,13 @@ class Budget:
     def __init__(self, max_files: int, max_bytes: int):
         self.max_files, self.max_bytes, self.files, self.bytes = max_files, max_bytes, 0, 0
 
-    def member(self, name: str, size: int = 0) -> None:
+    def member(self, name: str, stated: int = 0) -> None:
+        """One more member; its stated size is checked now, its real bytes counted as written."""
         self.files += 1
         if self.files > self.max_files:
             raise Refused(f"more than {self.max_files} files (at {name!r})")
-        self.grow(max(0, size), name)
+        if self.bytes + max(0, stated) > self.max_bytes:
+            raise Refused(f"more than {self.max_bytes >> 20} MiB unpacked (at {name!r})")
 
     def grow(self, size: int, name: str) -> None:
         self.bytes += size
