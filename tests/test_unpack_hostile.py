@@ -88,11 +88,10 @@ def tar_of(path: Path, members: list[tuple], fmt=tarfile.GNU_FORMAT) -> Path:
     return path
 
 
-def zip_of(path: Path, members: list[tuple], flag_bits: int = 0) -> Path:
+def zip_of(path: Path, members: list[tuple]) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         for member in members:
             info = zipfile.ZipInfo(member[0])
-            info.flag_bits |= flag_bits
             if len(member) == 3:
                 info.external_attr = (stat.S_IFLNK | 0o777) << 16
                 archive.writestr(info, member[2])
@@ -102,16 +101,26 @@ def zip_of(path: Path, members: list[tuple], flag_bits: int = 0) -> Path:
     return path
 
 
-def set_zip_method(path: Path, method: int) -> None:
-    """Rewrite every member's compression method (local and central headers): zipfile cannot
-    write Deflate64, but a zip that says it is one is what a student's tool may produce."""
+def patch_zip(path: Path, local: int, central: int, change) -> Path:
+    """change(old) for a 2-byte field of every member's local and central header: zipfile
+    writes neither encrypted members nor Deflate64, but a student's zip tool does."""
     data = bytearray(path.read_bytes())
-    for signature, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+    for signature, offset in ((b"PK\x03\x04", local), (b"PK\x01\x02", central)):
         at = data.find(signature)
         while at >= 0:
-            data[at + offset:at + offset + 2] = struct.pack("<H", method)
+            old = struct.unpack("<H", data[at + offset:at + offset + 2])[0]
+            data[at + offset:at + offset + 2] = struct.pack("<H", change(old))
             at = data.find(signature, at + 4)
     path.write_bytes(bytes(data))
+    return path
+
+
+def set_zip_method(path: Path, method: int) -> Path:
+    return patch_zip(path, 8, 10, lambda _: method)
+
+
+def set_zip_encrypted(path: Path) -> Path:
+    return patch_zip(path, 6, 8, lambda flags: flags | 0x1)
 
 
 def spec_members(prefix: str = "") -> list[tuple]:
@@ -159,7 +168,7 @@ def test_a_class_of_hostile_uploads_is_graded_and_nothing_outside_changes(tmp_pa
     chain_upload("zip", subs / "zipchain.zip", "zipchain", canary)
     chain_upload("tar", subs / "tarchain.tgz", "tarchain", canary)
     zip_of(subs / "sidelink.zip", spec_members() + [("y", None, "."), ("x", None, "y/..")])
-    zip_of(subs / "locked.zip", spec_members(), flag_bits=0x1)
+    set_zip_encrypted(zip_of(subs / "locked.zip", spec_members()))
     set_zip_method(zip_of(subs / "deflate64.zip", spec_members()), 9)
     tar_of(subs / "latin1.tgz", spec_members() + [("caf\udce9.txt", b"latin-1 name\n")])
     inner = tar_of(tmp_path / "sssp_gpu.tgz", spec_members("sssp_gpu/"))
