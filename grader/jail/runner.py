@@ -228,7 +228,7 @@ def interpreter_outside(argv: list[str], jail: bwrap.Jail) -> str:
     if not interpreter.startswith("/") or bwrap.in_system(interpreter):
         return ""
     named = os.path.normpath(interpreter)
-    if any(_inside(named, held) for held in (*bwrap.TOP_LEVEL, "/tmp", "/dev/shm", *jail.read_only, *jail.writable)):
+    if any(_inside(named, held) for held in (*bwrap.TOP_LEVEL, *jail.read_only, *jail.writable)):
         return ""
     return (f"not run: its #! line names {interpreter[:200]!r}, which is not in the jail (the system's /usr, /bin "
             "and /lib, or the program's own folder)")
