@@ -20,6 +20,7 @@ import stat
 import struct
 import sys
 import tarfile
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -42,18 +43,22 @@ SPEC_FILES = {"Makefile": (FIXTURES / "spec_ok" / "Makefile").read_bytes(),
 
 # --- the canary: what must not change -----------------------------------------------------
 
-def make_canary(tmp_path: Path) -> Path:
-    """open/ (0777: a student's uid could write there, only the link rules keep it out),
-    closed/ (0700, root's: only root could), a secret, a tools/ tree an interpreter could be in."""
-    top = tmp_path / "canary"
-    for name, mode in (("open", 0o777), ("closed", 0o700), ("tools", 0o755), ("tools/bin", 0o755)):
-        (top / name).mkdir(parents=True)
+@pytest.fixture
+def canary():
+    """A tree a student's uid can reach (/tmp/canary-*, 0755; never under root's 0700 pytest
+    folder, which would stop the uid by itself and hide a broken link rule): open/ (0777: only
+    the link rules keep a student's files out), closed/ (0700, root's: only root could write
+    there), a tools/ tree an interpreter could be in, with a secret."""
+    top = Path(tempfile.mkdtemp(prefix="canary-", dir="/tmp"))
+    for name, mode in (("", 0o755), ("open", 0o777), ("closed", 0o700), ("tools", 0o755), ("tools/bin", 0o755)):
+        (top / name).mkdir(exist_ok=True)
         os.chmod(top / name, mode)
     (top / "closed" / "secret.txt").write_text("closed secret\n")
     os.chmod(top / "closed" / "secret.txt", 0o600)
     (top / "tools" / "secret.txt").write_text("TOOLS-SECRET-4711\n")
     shutil.copy("/bin/sh", top / "tools" / "bin" / "sh")
-    return top
+    yield top
+    boundary.remove_tree(top)
 
 
 def snapshot(top: Path) -> dict:
@@ -127,10 +132,15 @@ def spec_members(prefix: str = "") -> list[tuple]:
     return [(prefix + name, body) for name, body in SPEC_FILES.items()]
 
 
-def climbing_chain(levels: int) -> list[str]:
-    """Link names l0, l0/l1, ...: l0 -> '.', each next -> '..'. Each text stays inside on its
-    own; followed in order they climb `levels` folders above the unpack folder."""
-    return ["/".join(f"l{i}" for i in range(k + 1)) for k in range(levels + 1)]
+def climbing_links(levels: int, nested: bool) -> list[tuple]:
+    """Links whose texts each stay inside on their own, but which, followed in order, climb
+    `levels` folders above the unpack folder. nested (the issue's): l0 -> '.', l0/l1 -> '..',
+    l0/l1/l2 -> '..', ... (each made through the ones before); flat: l0 -> '.', l1 -> 'l0/..',
+    l2 -> 'l1/..', ... (all in the unpack folder itself)."""
+    if nested:
+        names = ["/".join(f"l{i}" for i in range(k + 1)) for k in range(levels + 1)]
+        return [(name, None, "." if k == 0 else "..") for k, name in enumerate(names)]
+    return [("l0", None, ".")] + [(f"l{k}", None, f"l{k - 1}/..") for k in range(1, levels + 2)]
 
 
 def unpack_folder(student: str) -> Path:
@@ -138,13 +148,11 @@ def unpack_folder(student: str) -> Path:
     return sandbox.session_root() / "grade" / student / "unpacked"
 
 
-def chain_upload(kind: str, path: Path, student: str, canary: Path) -> Path:
-    """The issue's attack: a link chain reaching '/', then files written through it into the
+def chain_upload(kind: str, path: Path, student: str, canary: Path, nested: bool) -> Path:
+    """The issue's attack: links reaching '/', then files written through them into the
     canary's open and closed folders, beside a full, correct submission."""
-    depth = len(unpack_folder(student).parts) - 1
-    chain = climbing_chain(depth)
-    links = [(name, None, "." if i == 0 else "..") for i, name in enumerate(chain)]
-    through = [(f"{chain[-1]}{canary}/{where}/pwned-{kind}", b"pwned\n") for where in ("open", "closed")]
+    links = climbing_links(len(unpack_folder(student).parts) - 1, nested)
+    through = [(f"{links[-1][0]}{canary}/{where}/pwned-{student}", b"pwned\n") for where in ("open", "closed")]
     members = spec_members() + links + through
     return zip_of(path, members) if kind == "zip" else tar_of(path, members)
 
@@ -160,13 +168,13 @@ def header_bomb(path: Path, headers: int) -> Path:
 # --- the class of hostile uploads -------------------------------------------------------------
 
 @needs_cc
-def test_a_class_of_hostile_uploads_is_graded_and_nothing_outside_changes(tmp_path, capsys):
-    canary = make_canary(tmp_path)
+def test_a_class_of_hostile_uploads_is_graded_and_nothing_outside_changes(tmp_path, capsys, canary):
     before = snapshot(canary)
     subs = tmp_path / "subs"
     submission(subs, "spec_ok", "control")
-    chain_upload("zip", subs / "zipchain.zip", "zipchain", canary)
-    chain_upload("tar", subs / "tarchain.tgz", "tarchain", canary)
+    for kind, suffix in (("zip", ".zip"), ("tar", ".tgz")):
+        chain_upload(kind, subs / f"{kind}chain{suffix}", f"{kind}chain", canary, nested=True)
+        chain_upload(kind, subs / f"{kind}flat{suffix}", f"{kind}flat", canary, nested=False)
     zip_of(subs / "sidelink.zip", spec_members() + [("y", None, "."), ("x", None, "y/..")])
     set_zip_encrypted(zip_of(subs / "locked.zip", spec_members()))
     set_zip_method(zip_of(subs / "deflate64.zip", spec_members()), 9)
@@ -183,12 +191,13 @@ def test_a_class_of_hostile_uploads_is_graded_and_nothing_outside_changes(tmp_pa
     said = capsys.readouterr()
     assert code == grade.REFUSED, said.err
     assert snapshot(canary) == before                       # nothing outside created or changed
-    assert not list(Path("/").glob("pwned-*")) and not list(tmp_path.rglob("pwned-*"))
+    assert not list(tmp_path.rglob("pwned-*"))
     book = {row["student"]: row for row in csv.DictReader((out / "gradebook.csv").open())}
-    assert set(book) == {"control", "zipchain", "tarchain", "sidelink", "locked", "deflate64", "latin1", "beside",
+    assert set(book) == {"control", "zipchain", "tarchain", "zipflat", "tarflat", "sidelink", "locked", "deflate64", "latin1", "beside",
                          "cut", "headers", "smithjane_12345"}
     assert results(out, "control")["score"] == 60
-    refusals = {"zipchain": "link 'l0'", "tarchain": "link 'l0'", "sidelink": "leads outside the submission",
+    refusals = {"zipchain": "link 'l0'", "tarchain": "link 'l0'", "zipflat": "has the name of another member",
+                "tarflat": "has the name of another member", "sidelink": "leads outside the submission",
                 "locked": "encrypted (password-protected)", "deflate64": "unsupported compression (Deflate64)",
                 "cut": "truncated or damaged", "headers": "more than 20000 files"}
     for student, why in refusals.items():
@@ -274,8 +283,7 @@ def test_the_built_tree_is_measured_before_anything_is_copied(tmp_path):
     assert len(list(keep.iterdir())) == 151 and stat.S_IMODE(keep.stat().st_mode) == 0o555
 
 
-def test_cleaning_never_follows_a_link_nor_chmods_through_one(tmp_path):
-    canary = make_canary(tmp_path)
+def test_cleaning_never_follows_a_link_nor_chmods_through_one(tmp_path, canary):
     before = snapshot(canary)
     work = tmp_path / "work"
     (work / "tree").mkdir(parents=True)
@@ -294,8 +302,7 @@ def test_cleaning_never_follows_a_link_nor_chmods_through_one(tmp_path):
 
 
 @needs_cc
-def test_hostile_builds_change_nothing_outside_and_caps_fail_only_their_build(tmp_path, capsys):
-    canary = make_canary(tmp_path)
+def test_hostile_builds_change_nothing_outside_and_caps_fail_only_their_build(tmp_path, capsys, canary):
     before = snapshot(canary)
     subs = tmp_path / "subs"
     submission(subs, "spec_ok", "control")
