@@ -69,22 +69,23 @@ def run_as(ids: tuple[int, int] | None, task: Callable[[dict], dict], request: d
     """task(request) in a forked child as ids (see the module's docstring), keeping only the
     descriptors fds (and, with feed, the read end of a pipe that feed(writer) fills from a
     thread here: request["feed_fd"]). task returns {"ok": ...} or {"refused": line}.
-    Returns (the ok answer, the child's peak resident bytes above the grader's own at the
-    fork); Refusal on its refusal, its death or its timeout."""
+    Returns (the ok answer, how far the child's peak resident memory rose above what it had
+    after the fork, in bytes); Refusal on its refusal, its death or its timeout."""
     answer_read, answer_write = os.pipe()
     feed_read, feed_write = os.pipe() if feed else (-1, -1)
-    base_rss = _status_kib("VmRSS") << 10
     pid = os.fork()
     if pid == 0:          # the child: nothing here may return into the grader's code
         code = 70
         try:
             request = {**request, "feed_fd": feed_read} if feed else request
             _become(ids, {answer_write, *fds, *([feed_read] if feed else [])}, memory_mb, cpu_s, file_bytes)
+            start = _status_kib("VmRSS")
             try:
                 answer = task(request)
             except BaseException as error:   # noqa: BLE001 - said in one line, never a traceback
                 answer = {"refused": f"the unpacking child failed ({type(error).__name__}: {str(error)[:300]})"}
-            said = json.dumps(answer).encode()
+            grew = max(0, _status_kib("VmHWM") - start) << 10   # its peak above what it started with
+            said = json.dumps({**answer, "grew": grew}).encode()
             while said:
                 said = said[os.write(answer_write, said[:65536]):]
             code = 0
@@ -103,7 +104,7 @@ def run_as(ids: tuple[int, int] | None, task: Callable[[dict], dict], request: d
     timer.start()
     try:
         said = _read_capped(answer_read, ANSWER_CAP)
-        _, status, usage = os.wait4(pid, 0)
+        _, status = os.waitpid(pid, 0)
     finally:
         timer.cancel()
         os.close(answer_read)
@@ -119,7 +120,7 @@ def run_as(ids: tuple[int, int] | None, task: Callable[[dict], dict], request: d
         raise Refusal(f"the unpacking child ended without an answer ({how})") from None
     if "refused" in answer:
         raise Refusal(answer["refused"])
-    return answer["ok"], max(0, usage.ru_maxrss * 1024 - base_rss)
+    return answer["ok"], answer["grew"]
 
 
 def _become(ids, keep: set[int], memory_mb: int, cpu_s: int, file_bytes: int) -> None:
