@@ -244,8 +244,9 @@ def test_unpacking_is_done_by_the_students_uid_and_handed_back_to_root(tmp_path)
     secret.mkdir(mode=0o700)
     probe = lambda request: {"ok": [os.getuid(), os.getgroups(), _can_read(str(secret))]}
     with boundary.student_ids(sandbox.DEFAULT_UID) as ids:
+        assert ids is not None and ids[0] >= sandbox.DEFAULT_UID
         (uid, groups, readable), _ = boundary.run_as(ids, probe, {})
-    assert uid == ids[0] != 0 and groups == [] and readable is False
+    assert uid == ids[0] and groups == [] and readable is False
 
 
 def _can_read(path: str) -> bool:
