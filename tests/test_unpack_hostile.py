@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from grader.commands import grade
-from grader.grading import student_files
+from grader.grading import built_tree
 from grader.grading.build import BuildOptions, keep_built_tree
 from grader.grading.submission import Limits, Refused, Submission, unpack_into
 from grader.jail import boundary, sandbox
@@ -268,7 +268,7 @@ def test_the_built_tree_is_measured_before_anything_is_copied(tmp_path):
     fds = (boundary.open_folder(src), boundary.open_folder(dest))
     try:
         with pytest.raises(boundary.Refusal, match=r"more than 256 MiB \(sizes as they appear: sparse files too\)"):
-            boundary.run_as(None, student_files.serve, {"task": "copy_tree", "src_fd": fds[0], "dest_fd": fds[1],
+            boundary.run_as(None, built_tree.serve, {"task": "copy_tree", "src_fd": fds[0], "dest_fd": fds[1],
                                                         "caps": caps}, fds)
     finally:
         for fd in fds:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader.grading import student_files
+from grader.grading import built_tree
 from grader.jail import boundary, bwrap, sandbox as sb
 from grader.jail.runner import jail_decision, jail_user, make_jail, read_head, read_tail
 
@@ -191,7 +191,7 @@ def keep_built_tree(src: Path, keep: Path, options: BuildOptions, ids: tuple[int
     caps = {"files": options.keep_max_files, "inodes": options.keep_max_inodes, "bytes": options.keep_max_mb << 20}
     fds = (boundary.open_folder(src), boundary.open_folder(keep))
     try:
-        boundary.run_as(ids, student_files.serve, {"task": "copy_tree", "src_fd": fds[0], "dest_fd": fds[1],
+        boundary.run_as(ids, built_tree.serve, {"task": "copy_tree", "src_fd": fds[0], "dest_fd": fds[1],
                                                    "caps": caps}, fds, memory_mb=256, file_bytes=caps["bytes"] + 1)
     except boundary.Refusal as error:
         boundary.remove_tree(keep)

@@ -1,6 +1,6 @@
 """What the grader does with the bytes a student supplied, done AS THAT STUDENT (never root):
-unpacking an upload (tar, zip, one file, or a folder streamed as a tar) and copying the built
-tree. grader.jail.boundary.run_as
+unpacking an upload (tar, zip, one file, or a folder streamed as a tar); the built tree's copy
+is grader.grading.built_tree, on the same terms. grader.jail.boundary.run_as
 calls `serve` in a forked child that is the student's leased uid (no groups, no_new_privs, no
 capabilities, an address-space limit); it is given open descriptors (the upload, the folder to
 fill, the tree to copy) and works only relative to them. Standard library only.
@@ -19,7 +19,7 @@ Rules, whatever the archive says:
   parses it; encrypted members and compression methods zipfile lacks (Deflate64) are refused
   by name; bytes are counted as they are written (stated sizes may lie).
 
-Protocol: `serve(request)` returns {"ok": {...}} or {"refused": "one line"}.
+Protocol: `serve(request)` (the unpacking) returns {"ok": {...}} or {"refused": "one line"}.
 """
 from __future__ import annotations
 
@@ -451,87 +451,22 @@ def _renamed_note(renamed: list[str]) -> list[str]:
             f"(e.g. {renamed[0]!r})"]
 
 
-def measure(fd: int, caps: dict) -> dict:
-    """Files, inodes and apparent bytes of a tree (lstat only, links not followed), stopping at
-    the first cap passed: sparse files count at their apparent size."""
-    counts = {"files": 0, "inodes": 0, "bytes": 0}
-    queue = [""]
-    while queue:
-        folder = queue.pop()
-        for name, mode, size in _sized_entries(fd, folder):
-            counts["inodes"] += 1
-            path = f"{folder}/{name}" if folder else name
-            if stat.S_ISDIR(mode):
-                queue.append(path)
-            elif stat.S_ISREG(mode):
-                counts["files"] += 1
-                counts["bytes"] += size
-            for key, word in (("files", "files"), ("inodes", "files, folders and links"), ("bytes", "bytes")):
-                if counts[key] > caps[key]:
-                    shown = f"{caps[key] >> 20} MiB (sizes as they appear: sparse files too)" if key == "bytes" \
-                        else f"{caps[key]} {word}"
-                    raise Refused(f"the built tree holds more than {shown}: not copied")
-    return counts
+def serving(task):
+    """task(request) as the entry grader.jail.boundary.run_as calls in the student's child:
+    {"ok": answer} or {"refused": one line}, never an exception."""
+    def serve(request: dict) -> dict:
+        try:
+            return {"ok": task(request)}
+        except Refused as error:
+            return {"refused": escaped(str(error))}
+        except MemoryError:
+            return {"refused": f"reading it needs more than {request.get('memory_mb', '?')} MiB of memory"}
+        except RecursionError:
+            return {"refused": "it is nested too deeply to read"}
+        except OSError as error:
+            where = f": {error.filename!r}" if error.filename else ""
+            return {"refused": escaped(f"{error.strerror or error}{where}")}
+    return serve
 
 
-def _sized_entries(fd: int, rel: str) -> list[tuple[str, int, int]]:
-    target = os.open(rel or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-    try:
-        found = []
-        for entry in os.scandir(target):
-            info = entry.stat(follow_symlinks=False)
-            found.append((entry.name, info.st_mode, info.st_size))
-        return found
-    finally:
-        os.close(target)
-
-
-def copy_tree(request: dict) -> dict:
-    """The built tree (src_fd) into dest_fd: measured against the caps first, then copied
-    (files, folders and links only; FIFOs, sockets and devices a build left are skipped)."""
-    src, dest = request["src_fd"], request["dest_fd"]
-    counts = measure(src, request["caps"])
-    queue = [""]
-    while queue:
-        folder = queue.pop()
-        for name, mode, _ in _sized_entries(src, folder):
-            path = f"{folder}/{name}" if folder else name
-            if stat.S_ISDIR(mode):
-                os.mkdir(path, 0o755, dir_fd=dest)
-                queue.append(path)
-            elif stat.S_ISLNK(mode):
-                os.symlink(os.readlink(path, dir_fd=src), path, dir_fd=dest)
-            elif stat.S_ISREG(mode):
-                _copy_file(src, dest, path, mode)
-    return counts
-
-
-def _copy_file(src: int, dest: int, path: str, mode: int) -> None:
-    fd_in = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src)
-    with open(fd_in, "rb") as reader:
-        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
-            return
-        fd_out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=dest)
-        with open(fd_out, "wb") as writer:
-            while chunk := reader.read(CHUNK):
-                writer.write(chunk)
-            os.fchmod(writer.fileno(), 0o755 if mode & 0o111 else 0o644)
-
-
-TASKS = {"unpack": unpack, "copy_tree": copy_tree}
-
-
-def serve(request: dict) -> dict:
-    """The entry grader.jail.boundary.run_as calls in the student's child: {"ok": answer} or
-    {"refused": one line}, never an exception."""
-    try:
-        return {"ok": TASKS[request["task"]](request)}
-    except Refused as error:
-        return {"refused": escaped(str(error))}
-    except MemoryError:
-        return {"refused": f"reading it needs more than {request.get('memory_mb', '?')} MiB of memory"}
-    except RecursionError:
-        return {"refused": "it is nested too deeply to read"}
-    except OSError as error:
-        return {"refused": escaped(f"{error.strerror or error}" + (f": {error.filename!r}" if error.filename else ""))}
+serve = serving(unpack)

@@ -23,7 +23,14 @@ descriptors, lstat only):
   can rename what lies in it, so the tree root later reads (its digest, the build's copy, the
   report) is the one that was checked, frozen;
 - removing the grader's work folders (`remove_tree`): descriptor-relative, one descriptor at a
-  time, links unlinked and never followed, no chmod at all as root (root needs none).
+  time, links unlinked and never followed, no chmod at all as root (root needs none);
+- reading the frozen tree afterwards (outside this module): its digest (grader.sweep.identity),
+  its copy into the build's folder (grader.grading.build, links kept as links), the report's
+  PDF found in it (parsed in a limited child, grader.grading.reportpdf), the similarity step's
+  sources. Safe because the tree is root's and was checked: files, folders, and links that
+  resolve inside it only, within the size and count caps.
+A grader that is not root (or a build that keeps the grader's user: --unsafe without a sandbox
+user) runs the same child as itself: the descriptor rules still hold, the uid change cannot.
 """
 from __future__ import annotations
 
@@ -45,6 +52,7 @@ ANSWER_CAP = 1 << 20
 NO_FOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 DEPTH_MAX = 64
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -141,6 +149,7 @@ def _become(ids, keep: set[int], memory_mb: int, cpu_s: int, file_bytes: int) ->
         os.setresuid(ids[0], ids[0], ids[0])
         if os.getuid() == 0 or os.geteuid() == 0 or os.getgroups():
             raise SystemExit("root was not dropped")
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)    # after the uid change, which clears it
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise SystemExit("no_new_privs could not be set")
     address = (_status_kib("VmSize") << 10) + (memory_mb << 20)
