@@ -349,3 +349,19 @@ def test_out_inside_a_submission_or_a_submission_inside_out_is_refused(tmp_path,
     err = capsys.readouterr().err
     assert "is inside" in err and "choose a" in err
     assert snapshot(folder) == before and not (out / "gradebook.csv").exists()
+
+
+def test_the_builds_tmpfs_caps_inodes(tmp_path):
+    """The build's tmpfs is mounted with nr_inodes (BuildOptions.tmpfs_inodes): past it, creating
+    a file fails inside the build, before anything reaches the host's disk."""
+    folder = tmp_path / "fs"
+    folder.mkdir()
+    assert sandbox.mount_tmpfs(folder, 1 << 20, 0, 0, inodes=50) == ""
+    try:
+        made = 0
+        with pytest.raises(OSError) as error:
+            for made in range(100):
+                (folder / f"f{made}").touch()
+        assert error.value.errno == 28 and made < 50            # ENOSPC: out of inodes, not of bytes
+    finally:
+        sandbox._umount(str(folder))
