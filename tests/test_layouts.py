@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sys
 import tarfile
+import os
 import zipfile
 from pathlib import Path
 
@@ -120,11 +121,20 @@ def test_a_zip_wrapping_the_package_is_unpacked_once_more_and_a_deep_makefile_is
                     "code/src/Makefile (the spec: the grader runs make sssp at the top)")
 
 
-def test_two_packages_for_one_student_stop_with_one_line(tmp_path):
-    package(tmp_path / "c" / "smithjane_12345_67890_sssp_gpu.tgz")
-    package(tmp_path / "c" / "smithjane_12345_67899_sssp_gpu.zip")
-    with pytest.raises(Refused, match="two submissions for student 'smithjane_12345'"):
-        discover([tmp_path / "c"])
+def test_two_packages_for_one_student_grade_the_latest_and_say_so(tmp_path):
+    later = package(tmp_path / "c" / "smithjane_12345_67899_sssp_gpu.zip")
+    package(tmp_path / "c" / "smithjane_12345_67890_sssp_gpu.tgz")     # written last, but Canvas numbered it first
+    (only,) = discover([tmp_path / "c"])
+    assert only.student == "smithjane_12345" and only.source == later
+    assert only.notes == ("2 uploads for smithjane_12345: graded the latest, smithjane_12345_67899_sssp_gpu.zip "
+                          "(not smithjane_12345_67890_sssp_gpu.tgz)",)
+    folder = tmp_path / "moodle" / "Jane Smith_12345_assignsubmission_file_"
+    first = package(folder / "sssp_gpu.tgz")
+    second = package(folder / "sssp_gpu (1).tgz")
+    os.utime(first, ns=(2_000_000_000 * 10**9,) * 2)       # the newer file by time, whatever its name
+    os.utime(second, ns=(1_000_000_000 * 10**9,) * 2)
+    (only,) = discover([tmp_path / "moodle"])
+    assert only.source == first and "graded the latest, sssp_gpu.tgz" in only.notes[0]
 
 
 # --- the report ----------------------------------------------------------------------------

@@ -14,14 +14,14 @@ import os
 import re
 import secrets
 import shutil
-import stat
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader.jail import bwrap, sandbox as sb
+from grader.grading import built_tree
+from grader.jail import boundary, bwrap, sandbox as sb
 from grader.jail.runner import jail_decision, jail_user, make_jail, read_head, read_tail
 
 LOG_HEAD, LOG_TAIL = 48 * 1024, 48 * 1024
@@ -42,6 +42,10 @@ class BuildOptions:
     timeout_s: float = 300.0
     clean_timeout_s: float = 60.0
     quota_mb: int = 4096
+    tmpfs_inodes: int = 100000     # the build's tmpfs: files, folders and links it may hold at once
+    keep_max_mb: int = 256         # the built tree the grader keeps: apparent size (sparse files in full),
+    keep_max_files: int = 20000    # files,
+    keep_max_inodes: int = 40000   # and files, folders and links; checked before anything is copied
 
     def recorded(self) -> dict:
         return {"nvcc": self.nvcc, "arch": self.arch}
@@ -181,7 +185,8 @@ def _build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox, j
     root = area / "build"
     root.mkdir(mode=0o711)
     mounted = sb.is_root() and sandbox.tmpfs and not sb.mount_tmpfs(root, options.quota_mb << 20,
-                                                                    0 if jailed else uid, 0 if jailed else gid)
+                                                                    0 if jailed else uid, 0 if jailed else gid,
+                                                                    inodes=options.tmpfs_inodes)
     try:
         os.chmod(root, 0o700 if mounted or jailed else 0o711)
         if not mounted and not jailed:
@@ -213,8 +218,11 @@ def _build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox, j
             detail = "make sssp did not produce an executable ./sssp" + (f" ({_how(code, options.timeout_s)})" if code else "")
             return BuildResult(False, None, None, "\n".join(logs), detail, changes, time.monotonic() - began, protections)
         keep = area / f"program-{secrets.token_hex(8)}"   # unguessable, and outside every other jail
-        shutil.copytree(src, keep, symlinks=True, ignore=_special_files)   # what the build made: a FIFO would hang the copy
-        _chown_tree(keep, 0 if sb.is_root() else os.geteuid(), 0 if sb.is_root() else os.getegid(), read_only=True)
+        refused = keep_built_tree(src, keep, options, (uid, gid) if drop and sb.is_root() else None)
+        if refused:
+            logs.append(f"[grader: {refused}]")
+            return BuildResult(False, None, None, "\n".join(logs), refused, changes, time.monotonic() - began,
+                               protections)
         os.chmod(area, 0o711)
         text, code, _ = _make("make clean", src, area, options.clean_timeout_s, settings, env, drop, why, jail)
         logs.append(f"$ make clean\n{text}")
@@ -229,10 +237,27 @@ def _build(tree: Path, area: Path, options: BuildOptions, sandbox: sb.Sandbox, j
         shutil.rmtree(area / "etc", ignore_errors=True)
 
 
-def _special_files(folder: str, names: list[str]) -> list[str]:
-    """copytree's ignore: FIFOs, sockets and devices a build left (only files, folders and links are kept)."""
-    kept = (stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK)
-    return [name for name in names if not any(test(os.lstat(os.path.join(folder, name)).st_mode) for test in kept)]
+def keep_built_tree(src: Path, keep: Path, options: BuildOptions, ids: tuple[int, int] | None) -> str:
+    """Copy the built tree to keep, a folder the grader then owns read-only: measured against the
+    caps first (apparent size, so a sparse file counts in full; files; files, folders and links),
+    then copied, both as the build's uid (grader.jail.boundary: descriptors, no link followed;
+    FIFOs, sockets and devices left behind). '' when kept, else one line for the student."""
+    keep.mkdir(mode=0o700)
+    if ids:
+        os.chown(keep, *ids)
+    caps = {"files": options.keep_max_files, "inodes": options.keep_max_inodes, "bytes": options.keep_max_mb << 20}
+    fds = (boundary.open_folder(src), boundary.open_folder(keep))
+    try:
+        boundary.run_as(ids, built_tree.serve, {"task": "copy_tree", "src_fd": fds[0], "dest_fd": fds[1],
+                                                   "caps": caps}, fds, memory_mb=256, file_bytes=caps["bytes"] + 1)
+    except boundary.Refusal as error:
+        boundary.remove_tree(keep)
+        return f"built, but not kept: {error}"
+    finally:
+        for fd in fds:
+            os.close(fd)
+    boundary.own_tree(keep, 0 if sb.is_root() else os.geteuid(), 0 if sb.is_root() else os.getegid(), read_only=True)
+    return ""
 
 
 def _toolchain(options: BuildOptions) -> tuple[str, ...]:

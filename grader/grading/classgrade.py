@@ -74,6 +74,9 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
     if not found:
         print("grader grade: no submissions found", file=err)
         return 2
+    if clash := _out_overlaps(Path(out), [Path(p) for p in submissions] + [Path(s.source) for s in found]):
+        print(f"grader grade: {clash}", file=err)
+        return 2
     if unsafe:   # as before the jail: the sandbox user, limits and cgroups only
         grading = dataclasses.replace(grading, sandbox=dataclasses.replace(grading.sandbox, jail=False))
         print("grader grade: --unsafe: builds and runs are NOT jailed: a submission can read and run what the "
@@ -192,3 +195,18 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
               f"(GPU, driver, timeout) before publishing these grades", file=err)
         return 1
     return REFUSED if refusals else 0
+
+
+def _out_overlaps(out: Path, sources: list[Path]) -> str:
+    """Why --out may not be used with these submissions ('' when it may): the results folder
+    must not be, or lie inside, a submission (the grader would write among a student's files),
+    nor hold one (the next grade would take the results for a student)."""
+    where = Path(os.path.realpath(out))
+    for source in sources:
+        real = Path(os.path.realpath(source))
+        if where == real or where.is_relative_to(real):
+            return f"--out {out} is inside {source} (a submission, or a folder of them): choose a folder outside it"
+        if real.is_relative_to(where):
+            return f"the submission {source} is inside --out {out}: choose a results folder outside it"
+    return ""
+

@@ -17,6 +17,7 @@ one of the grader's own files in the results folder: a name that looks like one 
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -26,7 +27,7 @@ GRADESCOPE_METADATA = "submission_metadata.yml"
 # suffixes of the files the grader (and its class page) write beside the student folders
 GRADER_SUFFIXES = (".csv", ".jsonl", ".json", ".html", ".htm", ".lock", ".log", ".txt", ".md", ".svg", ".png",
                    ".css", ".js", ".tmp", ".part")
-_CANVAS = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9-]*?)(?:_late)?_(?P<id>\d+)_\d+_(?P<file>.+)$", re.IGNORECASE)
+_CANVAS = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9-]*?)(?:_late)?_(?P<id>\d+)_(?P<sub>\d+)_(?P<file>.+)$", re.IGNORECASE)
 _MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<kind>[a-z]+)_(?P<file>.*)$")
 _BLACKBOARD = re.compile(r"^.+?_(?P<user>[^_]+)_attempt_(?P<date>\d{4}(?:-\d{2}){5})(?:_(?P<file>.+))?$")
 
@@ -40,7 +41,7 @@ def safe_student(name: str) -> str:
 
 
 def discover(paths: list[Path]) -> list[Submission]:
-    """Every submission the arguments name, by student id (a repeated id is an error)."""
+    """Every submission the arguments name, one per student id (of several, the latest: said in its notes)."""
     found: list[Submission] = []
     for path in map(Path, paths):
         if path.is_file():
@@ -51,12 +52,38 @@ def discover(paths: list[Path]) -> list[Submission]:
             found.extend(_folder(path))
         else:
             raise Refused(f"{path}: no such file or folder")
-    seen: dict[str, Path] = {}
+    return _latest_of_each(found)
+
+
+def _latest_of_each(found: list[Submission]) -> list[Submission]:
+    """One submission per student: of several (an LMS export holding two uploads of one
+    student, or the same id twice), the latest, with a note naming the others."""
+    by_student: dict[str, list[Submission]] = {}
     for item in found:
-        if item.student in seen:
-            raise Refused(f"two submissions for student {item.student!r}: {seen[item.student]} and {item.source}")
-        seen[item.student] = item.source
-    return found
+        by_student.setdefault(item.student, []).append(item)
+    kept = []
+    for student, items in by_student.items():
+        if len(items) == 1:
+            kept.append(items[0])
+            continue
+        items.sort(key=_upload_order)
+        latest = items[-1]
+        others = ", ".join(str(i.source.name) for i in items[:-1])
+        note = f"{len(items)} uploads for {student}: graded the latest, {latest.source.name} (not {others})"
+        kept.append(dataclasses.replace(latest, notes=(*latest.notes, note)))
+    return kept
+
+
+def _upload_order(item: Submission) -> tuple:
+    """Later uploads sort last: Blackboard's attempt stamp, else Canvas's submission number,
+    else the file's modification time, else the name."""
+    _, stamp, _ = _lms_name(item.source)
+    canvas = _CANVAS.match(item.source.name)
+    try:
+        modified = item.source.lstat().st_mtime_ns
+    except OSError:
+        modified = 0
+    return stamp, int(canvas["sub"]) if canvas else -1, modified, item.source.name
 
 
 def _folder(path: Path) -> list[Submission]:
@@ -87,14 +114,18 @@ def _student_folder(folder: Path, student: str, alone: bool = False) -> Submissi
     if looks_like_one(folder):
         return Submission(student, folder, "dir", report)
     packages = [c for c in folder.iterdir() if c.is_file() and not c.is_symlink() and _archive_kind(c)]
+    notes: tuple[str, ...] = ()
     if len(packages) > 1:
         spec = [p for p in packages if p.name.lower().startswith("sssp_gpu")]
         packages = spec if len(spec) == 1 else packages
+    if len(packages) > 1 and not alone:        # one student's folder holding several uploads: the latest
+        latest = _latest_of_each([Submission(student, p, _archive_kind(p)) for p in packages])[0]
+        packages, notes = [latest.source], latest.notes
     if len(packages) == 1:
         if alone and (any(c.is_dir() and not c.name.startswith(".") for c in folder.iterdir())
                       or _lms_patterned(packages[0].name)):
             return None                        # a class folder that holds one loose archive
-        return Submission(student, packages[0], _archive_kind(packages[0]), report)
+        return Submission(student, packages[0], _archive_kind(packages[0]), report, notes)
     return None if alone else Submission(student, folder, "dir", report)
 
 
@@ -107,22 +138,18 @@ def _report_in(folder: Path) -> Path | None:
 def _loose_files(files: list[Path]) -> list[Submission]:
     """Files side by side in one folder: packages and reports, grouped by the student their
     LMS download name gives (Blackboard's latest attempt wins)."""
-    packages: dict[str, tuple[str, Path]] = {}
+    packages: dict[str, Path] = {}
     reports: dict[str, Path] = {}
+    everything: list[Submission] = []
     for path in files:
-        student, stamp, _ = _lms_name(path)
+        student, _, _ = _lms_name(path)
         if _archive_kind(path):
-            if student in packages:
-                earlier_stamp, earlier = packages[student]
-                if not (stamp and earlier_stamp and stamp != earlier_stamp):
-                    raise Refused(f"two submissions for student {student!r}: {earlier} and {path}")
-                if stamp < earlier_stamp:
-                    continue                   # an earlier Blackboard attempt: the latest is graded
-            packages[student] = (stamp, path)
+            everything.append(Submission(student, path, _archive_kind(path)))
+            packages[student] = path
         elif path.suffix.lower() == ".pdf":
             reports[student] = path
-    found = [Submission(student, path, _archive_kind(path), reports.get(student))
-             for student, (_, path) in sorted(packages.items())]
+    found = [dataclasses.replace(item, report=reports.get(item.student)) for item in _latest_of_each(everything)]
+    found.sort(key=lambda item: item.student)
     found += [Submission(student, path, "file", path) for student, path in sorted(reports.items())
               if student not in packages]      # a report but no package: graded, the build says why
     return found

@@ -6,10 +6,10 @@ student's refusal, never the class's stop).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -17,7 +17,8 @@ from grader.grading import counterexamples, gradebook, reportpdf, schedule
 from grader.grading.config import GradeRun
 from grader.grading.diagnosis import results_test as diagnosis_test
 from grader.grading.rubric import grader_failure, score
-from grader.grading.submission import Refused, Submission, has_makefile, unpack, what_was_found
+from grader.grading.submission import Refused, Submission, unpack_into
+from grader.jail.boundary import remove_tree
 from grader.progress import Progress
 from grader.sweep.cellrun import run_cell
 from grader.sweep.cells import expand
@@ -63,10 +64,12 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
     remove_tree(area)
     area.mkdir(parents=True, mode=0o711)
     os.chmod(area, 0o711)
-    try:
-        tree = unpack(submission, area / "unpacked", grading.limits)
+    try:   # as a uid of its own, never as root (grader.jail.boundary)
+        unpacked = unpack_into(submission, area / "unpacked", dataclasses.replace(grading.limits, uid=grading.sandbox.uid))
     except Refused as error:
-        return refused(student, folder, grading, str(error), graphs, report_facts(None, submission, grading, entered, folder))
+        return refused(student, folder, grading, "; ".join([*submission.notes, str(error)]), graphs,
+                       report_facts(None, submission, grading, entered, folder))
+    tree, notes = unpacked.top, [*submission.notes, *unpacked.notes]
     report = report_facts(tree, submission, grading, entered, folder)
     os.chmod(area / "unpacked", 0o700)     # the sources: not for other students' programs to read
     options = grading.build
@@ -77,20 +80,20 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
     todo = [c for c in cells if c.run_id not in done or grader_failure(done[c.run_id])]
     previous_build = _read_json(folder / "build.json")
     extra = {"program_id": program_id, "build_options": options.recorded(), "student": student,
-             "report_found": report["found"]}
+             "report_found": report["found"], **({"output": "; ".join(notes)} if notes else {})}
     if not todo and previous_build.get("program_id") == program_id:
         built = previous_build
-    elif not has_makefile(tree):   # nothing to build: say what is there instead, in one line
-        built = {"program_id": program_id, "built": False, "cleaned": None, "detail": what_was_found(tree),
+    elif not unpacked.makefile:   # nothing to build: say what is there instead, in one line
+        built = {"program_id": program_id, "built": False, "cleaned": None, "detail": unpacked.found,
                  "rewrites": [], "program": None}
-        write_text_atomically(folder / "build.log", built["detail"] + "\n")
+        write_text_atomically(folder / "build.log", "".join(f"grader: {n}\n" for n in notes) + built["detail"] + "\n")
         write_text_atomically(folder / "build.json", json.dumps(built, indent=2, default=str))
     else:
         result = classrun.build(tree, area, options, grading.sandbox)
         built = {"program_id": program_id, "built": result.built, "cleaned": result.cleaned, "detail": result.detail,
                  "rewrites": result.rewrites, "seconds": round(result.seconds, 2), "protections": result.protections,
                  "program": str(result.program) if result.program else None}
-        write_text_atomically(folder / "build.log", result.log)
+        write_text_atomically(folder / "build.log", "".join(f"grader: {n}\n" for n in notes) + result.log)
         write_text_atomically(folder / "build.json", json.dumps(built, indent=2, default=str))
     rows = {c.run_id: done[c.run_id] for c in cells if c.run_id in done}
     data = publish(folder, student, grading, built, cells, rows, extra, report=report)
@@ -196,20 +199,3 @@ def _read_json(path: Path) -> dict:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-
-
-def remove_tree(path: Path) -> None:
-    """rmtree that also gets through the read-only program copies."""
-    if not path.exists():
-        return
-    for folder, dirs, _ in os.walk(path):
-        for name in dirs:
-            try:
-                os.chmod(os.path.join(folder, name), 0o755)
-            except OSError:
-                pass
-    try:
-        os.chmod(path, 0o755)
-    except OSError:
-        pass
-    shutil.rmtree(path, ignore_errors=True)

@@ -88,12 +88,13 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
         argv = make_argv(output_path)
         jailed, why_not_jailed = jail_decision(settings, argv)
         refused = settings.user == "always" and settings.jail and not jailed   # never run it unjailed instead
-        quota_note, jail = "", None
+        quota_note, jail, not_in_jail = "", None, ""
         if jailed:
             drop, why = True, ""
             settings = jail_user(base, held)
             mounted = settings.tmpfs and not sb.mount_tmpfs(scratch, quota, 0, 0)
             jail = _make_jail(top, scratch, argv, settings)
+            not_in_jail = interpreter_outside(argv, jail)
         else:
             os.chmod(top, 0o711)
             os.chmod(scratch, 0o711)
@@ -107,8 +108,8 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
                 os.chown(workdir, settings.uid, settings.gid)
         run_env = sb.environment(settings, workdir, drop)
         stdout_file, stderr_file = top / "stdout.log", top / "stderr.log"
-        if refused:
-            outcome = sb.Outcome(None, 0.0, f"not run: it must run in a jail, and {why_not_jailed}",
+        if refused or not_in_jail:
+            outcome = sb.Outcome(None, 0.0, not_in_jail or f"not run: it must run in a jail, and {why_not_jailed}",
                                  {"jail": None, "not_in_force": {}})
         else:
             watched = scratch if jailed else workdir
@@ -212,16 +213,27 @@ def read_only_paths(argv: list[str], own: Path) -> tuple[str, ...]:
         if _inside(path, str(own)) or bwrap.in_system(path) or path.startswith(SKIP_PREFIXES):
             continue
         if os.path.isfile(path) and os.access(path, os.X_OK):
-            path = _tree(path)
-            for interpreter in _program_paths([name])[1:]:
-                if interpreter.startswith("/") and not bwrap.in_system(interpreter) and os.path.exists(interpreter):
-                    found.add(_tree(interpreter))
+            path = _tree(path)     # a script's #! interpreter is its author's choice: never bound (interpreter_outside)
         found.add(path)
     kept: list[str] = []
     for path in sorted(found, key=lambda p: (p.count("/"), p)):
         if path != "/" and not any(_inside(path, parent) for parent in kept):
             kept.append(path)
     return tuple(kept)
+
+
+def interpreter_outside(argv: list[str], jail: bwrap.Jail) -> str:
+    """'' unless the program is a script whose #! line names an absolute interpreter the jail
+    does not hold (the system's folders, or a path the jail binds); then why it is not run. The
+    line is the script's author's (a student's), so the path it names is never bound in."""
+    interpreter = (_program_paths(argv[:1])[1:] or [""])[0]
+    if not interpreter.startswith("/") or bwrap.in_system(interpreter):
+        return ""
+    named = os.path.normpath(interpreter)
+    if any(_inside(named, held) for held in (*bwrap.TOP_LEVEL, *jail.read_only, *jail.writable)):
+        return ""
+    return (f"not run: its #! line names {interpreter[:200]!r}, which is not in the jail (the system's /usr, /bin "
+            "and /lib, or the program's own folder)")
 
 
 def _tree(executable: str) -> str:

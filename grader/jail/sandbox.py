@@ -186,9 +186,9 @@ def _lib():
     return _libc
 
 
-def mount_tmpfs(target: Path, size_bytes: int, uid: int, gid: int) -> str:
-    """'' on success, else why not."""
-    options = f"size={max(size_bytes, MIB)},mode=0700,uid={uid},gid={gid}".encode()
+def mount_tmpfs(target: Path, size_bytes: int, uid: int, gid: int, inodes: int = 0) -> str:
+    """'' on success, else why not. inodes: at most that many files, folders and links (0: tmpfs's default)."""
+    options = (f"size={max(size_bytes, MIB)},mode=0700,uid={uid},gid={gid}" + (f",nr_inodes={inodes}" if inodes else "")).encode()
     if _lib().mount(b"tmpfs", str(target).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
         return os.strerror(ctypes.get_errno())
     return ""
