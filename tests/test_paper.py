@@ -215,14 +215,16 @@ def test_a_sweep_records_its_skipped_graph_and_the_report_says_why(tmp_path, mon
     from test_sweep import FIGURE1, stand_in_config
     monkeypatch.setenv("SSSP_DEVICE", "cpu")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    config = stand_in_config(tmp_path, [FIGURE1, tmp_path / "absent.txt"], methods={"ok": "ok"})
+    # a graph that is there but cannot be prepared (a missing one stops the sweep before it starts)
+    (tmp_path / "broken.txt").write_text("0 1 x\n")
+    config = stand_in_config(tmp_path, [FIGURE1, tmp_path / "broken.txt"], methods={"ok": "ok"})
     results = tmp_path / "r.jsonl"
     assert sweep.run(config=config, results=results, quiet=True) == 0
     capsys.readouterr()
     plan = read_plan(results)
-    assert set(plan["skipped"]) == {"absent"} and len(plan["cells"]) == 2
+    assert set(plan["skipped"]) == {"broken"} and len(plan["cells"]) == 2
     model = build_model(load_results([results]), [results], plots=False)
-    said = [line for line in model.summary if line.startswith("Not run: absent")]
+    said = [line for line in model.summary if line.startswith("Not run: broken")]
     assert len(said) == 1 and "all 1 planned cells (ok outcore): skipped by the sweep:" in said[0]
     assert not any("figure1" in line and "No result" in line for line in model.summary)
 
