@@ -7,7 +7,8 @@ numpy fallback implements the same semantics), which runs everywhere:
    duration, over all phases, rounds and timers of a solve, and no more than a host clock
    around the solve (a timer keeping only its last region, or a new timer per round, fails);
 2. batches: every batched loop (bmf's 8 x 32-edge loads per lane, tpe's 4 x 32-edge ballots,
-   grid-stride vertex loops, opt's 256-edge hub chunks) on inputs of 1, 2 and 3+ batches,
+   grid-stride vertex loops, opt's 256-edge hub chunks, all pairs' 128-wide tiles, sssp-all's
+   source batches, the all-pairs writers' row blocks) on inputs of 1, 2 and 3+ batches,
    just below, at and past each boundary, on graphs where every edge is needed;
 3. flag reductions: the one improving item of a round placed first, in the middle and last
    of a thread's range (a "changed" flag that keeps the last item's value stops early);
@@ -26,11 +27,16 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
-from conftest import scipy_distances
+from benchmarks.classics import reference_rows as scipy_rows
+from conftest import random_graph, scipy_distances
 from sssp_common.errors import InputError
 from sssp_common.graph import Graph
 from sssp_common.vocabulary import METHODS, SPEC_CONFIGS
 from sssp_gpu import memory, timing
+from sssp_gpu.allpairs import methods as apsp_methods
+from sssp_gpu.allpairs.matrix import HALF_INF, TILE, ApspResult, padded
+from sssp_gpu.allpairs.methods import METHODS as APSP_METHODS, solve as apsp_solve
+from sssp_gpu.allpairs.output import write_result
 from sssp_gpu.device import CPU, select_device
 from sssp_gpu.engine import solve
 from sssp_gpu.methods.common import Run, distance_dtype
@@ -277,6 +283,70 @@ def test_opt_hub_chunks(device, sync, delta, tile):
     # and each size alone, as the source's own degree
     for degree in degrees:
         check(hubs([degree, 3]), Run("opt", sync, False, 256, 8, delta=delta, tile=tile), device, f"hub {degree}")
+
+
+def on_device(device: str) -> bool:
+    if device == "gpu":
+        select_device("gpu")
+    return device == "gpu"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("method", APSP_METHODS)
+def test_apsp_tiles_of_the_matrix(device, method):
+    """All pairs on N x N matrices padded to TILE (128): 1, 2 and 3+ tiles a side, at and
+    around each boundary, every row against scipy."""
+    for n in around(TILE):
+        graph = random_graph(n, n=n, m=4 * n, max_weight=50, unreachable=3)
+        got = apsp_solve(graph, method, on_device(device)).full(np.int64)
+        np.testing.assert_array_equal(got, scipy_rows(graph, np.arange(n)), err_msg=f"{method} n = {n}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sssp_all_source_batches(device, monkeypatch):
+    """sssp-all relaxes BATCH_PAIRS / n sources at a time: with the budget cut to 64 rows,
+    1, 2 and 3+ batches of sources, at and around each boundary."""
+    for n in around(64):
+        monkeypatch.setattr(apsp_methods, "BATCH_PAIRS", 64 * n)
+        graph = random_graph(n, n=n, m=4 * n, max_weight=50, unreachable=3)
+        got = apsp_solve(graph, "sssp-all", on_device(device)).full(np.int64)
+        np.testing.assert_array_equal(got, scipy_rows(graph, np.arange(n)), err_msg=f"n = {n}")
+
+
+def sparse_apsp_result(n: int, on_gpu: bool) -> tuple[ApspResult, np.ndarray]:
+    """An all-pairs result (padded int32 matrix, on the device asked for) where row i
+    reaches only itself (0) and vertex (7 i + 3) mod n (at i + 1), and the int64 matrix
+    it stands for: each row distinct, so a block written at the wrong offset shows."""
+    size = padded(n)
+    inf = HALF_INF[4]
+    matrix = np.full((size, size), inf, dtype=np.int32)
+    rows = np.arange(n)
+    matrix[rows, (7 * rows + 3) % n] = rows + 1
+    matrix[rows, rows] = 0
+    expected = np.where(matrix[:n, :n] < inf, matrix[:n, :n].astype(np.int64), np.iinfo(np.int64).max)
+    if on_gpu:
+        import cupy
+        matrix = cupy.asarray(matrix)
+    return ApspResult(matrix=matrix, n=n, computation_ms=0.0, rounds=1, launch="", on_gpu=on_gpu), expected
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_apsp_output_row_blocks(device, tmp_path):
+    """The writers stream 2048 (.npy) and 1024 (text) rows at a time, stats() 2048: 1, 2 and
+    3+ blocks (5 for text), at and around each boundary; read back and compared with the matrix."""
+    for n in sorted(set(around(1024)[:3] + around(2048)[:4])):
+        result, expected = sparse_apsp_result(n, on_device(device))
+        finite = expected != np.iinfo(np.int64).max
+        assert result.stats() == (int(expected[finite].sum()), int(finite.sum()), int(expected[finite].max()))
+        write_result(str(tmp_path / "d.npy"), result, np.dtype(np.int32))
+        np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), np.where(finite, expected, INT32_MAX),
+                                      err_msg=f"npy n = {n}")
+        write_result(str(tmp_path / "d.txt"), result, np.dtype(np.int64))
+        text = np.loadtxt(tmp_path / "d.txt", dtype=np.int64, ndmin=2)
+        read = np.full((n, n), np.iinfo(np.int64).max, dtype=np.int64)
+        read[text[:, 0], text[:, 1]] = text[:, 2]
+        assert text.shape[0] == int(finite.sum())
+        np.testing.assert_array_equal(read, expected, err_msg=f"text n = {n}")
 
 
 # -- 3. flag reductions: the improving item first, middle and last ---------------------------
