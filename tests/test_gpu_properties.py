@@ -19,6 +19,7 @@ numpy fallback implements the same semantics), which runs everywhere:
 """
 from __future__ import annotations
 
+import re
 import resource
 import sys
 import time
@@ -31,7 +32,7 @@ from benchmarks.classics import reference_rows as scipy_rows
 from conftest import random_graph, scipy_distances
 from sssp_common.errors import InputError
 from sssp_common.graph import Graph
-from sssp_common.vocabulary import METHODS, SPEC_CONFIGS
+from sssp_common.vocabulary import METHODS, SPEC_CONFIGS, SYNCS
 from sssp_gpu import memory, timing
 from sssp_gpu.allpairs import methods as apsp_methods
 from sssp_gpu.allpairs.matrix import HALF_INF, TILE, ApspResult, padded
@@ -39,17 +40,29 @@ from sssp_gpu.allpairs.methods import METHODS as APSP_METHODS, solve as apsp_sol
 from sssp_gpu.allpairs.output import write_result
 from sssp_gpu.device import CPU, select_device
 from sssp_gpu.engine import solve
+from sssp_gpu.kernels import KERNEL_DIR
+from sssp_gpu.methods import opt
 from sssp_gpu.methods.common import Run, distance_dtype
 
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 INT32_MAX = 2**31 - 1
-# batch sizes of the kernels' loops (kernels/*.cu)
-BMF_BATCH = 32 * 8    # bmf.cu UNROLL_*: a lane's 8 loads of 32-edge steps before it relaxes any
-TPE_BATCH = 32 * 4    # tpe.cu FILTER_UNROLL: a warp's 4 ballots of 32 edges
-OPT_CHUNK = 256       # opt_phases.cuh OPT_CHUNK, HUB_DEGREE: a hub's edges in 256-edge chunks
+
+
+def kernel_define(file: str, name: str) -> int:
+    """A ``#define`` of the kernels' sources, so the batch boundaries follow the kernels."""
+    found = re.findall(rf"^#define {name} (\d+)", (KERNEL_DIR / file).read_text(), re.MULTILINE)
+    assert len(found) == 1, (file, name, found)
+    return int(found[0])
+
+
+# the batches of the kernels' loops: a lane of bmf loads UNROLL 32-edge steps before it relaxes
+# any, a warp of tpe_count ballots FILTER_UNROLL steps at a time, opt cuts the edges of a vertex
+# of more than HUB_DEGREE out-edges into OPT_CHUNK-edge pieces
+BMF_BATCH = {sync: 32 * kernel_define("bmf.cu", f"UNROLL_{sync.upper()}") for sync in SYNCS}
+TPE_BATCH = 32 * kernel_define("tpe.cu", "FILTER_UNROLL")
+OPT_CHUNK = kernel_define("opt_phases.cuh", "OPT_CHUNK")
 # every method as the command line can ask for it (segscan: bmf -usesmem yes, out-of-core only)
-ALL_RUNS = [(m, s, m == "bmf" and s == "outcore" and u) for m in METHODS for s in ("outcore", "incore")
-            for u in (False, True) if u is False or (m == "bmf" and s == "outcore")]
+ALL_RUNS = [(m, s, False) for m in METHODS for s in SYNCS] + [("bmf", "outcore", True)]
 RUN_IDS = [f"{m}-{s}{'-segscan' if u else ''}" for m, s, u in ALL_RUNS]
 
 
@@ -229,7 +242,7 @@ def test_edge_batches_of_every_warp(device, method, sync, usesmem, bsize, bcount
     """Each warp's share of the list (Listing 2: m / warps, rounded up) is 1, 2 and 3+ of
     the kernel's batches, at and around each boundary."""
     warps = bsize * bcount // 32
-    batch = BMF_BATCH if method == "bmf" else TPE_BATCH
+    batch = BMF_BATCH[sync] if method == "bmf" else TPE_BATCH
     for per_warp in around(batch) + around(32)[:3]:
         m = warps * per_warp
         for order in ("given", "shuffled"):
@@ -276,13 +289,15 @@ def hubs(degrees: list[int], seed: int = 5) -> Graph:
 @pytest.mark.parametrize("sync", ["outcore", "incore"])
 @pytest.mark.parametrize("delta,tile", [(None, 0), (0, 0), (50, 0), (None, None)], ids=["auto", "unbounded", "d50", "autotile"])
 def test_opt_hub_chunks(device, sync, delta, tile):
-    """Hubs of 1, 2 and 3+ chunks: degrees at and around HUB_DEGREE and the chunk boundaries."""
-    degrees = [OPT_CHUNK - 1, OPT_CHUNK, OPT_CHUNK + 1, 2 * OPT_CHUNK, 2 * OPT_CHUNK + 1, 3 * OPT_CHUNK + 1, 7]
-    graph = hubs(degrees)
-    check(graph, Run("opt", sync, False, 256, 8, delta=delta, tile=tile), device)
-    # and each size alone, as the source's own degree
+    """Hubs of 1, 2 and 3+ chunks, at and around HUB_DEGREE and each chunk boundary, one
+    after another in a chain and each alone as the source."""
+    assert opt.CHUNK == OPT_CHUNK, "the host sizes the chunk list by methods/opt.py's CHUNK"
+    degrees = around(opt.HUB_DEGREE)[:3] + [OPT_CHUNK * k + d for k in (1, 2, 3) for d in (0, 1)] + [7]
+    degrees = list(dict.fromkeys(d for d in degrees if d > 1))  # the next hub is the middle head
+    run = Run("opt", sync, False, 256, 8, delta=delta, tile=tile)
+    check(hubs(degrees), run, device)
     for degree in degrees:
-        check(hubs([degree, 3]), Run("opt", sync, False, 256, 8, delta=delta, tile=tile), device, f"hub {degree}")
+        check(hubs([degree, 3]), run, device, f"hub {degree}")
 
 
 def on_device(device: str) -> bool:
@@ -550,6 +565,8 @@ def test_host_memory_check_sees_the_address_space_already_mapped():
     small = Graph.from_arrays([0], [1], [1], n=n_for(GIB // 2))
     run = Run("opt", "outcore")
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY and hard < mapped + 2 * GIB:
+        pytest.skip("the hard address-space limit is too low to set the test's limit under it")
     if memory.host_available() > 3 * GIB + mapped:
         memory.ensure_fits("big.txt", big, run, CPU)  # unlimited, it fits
     resource.setrlimit(resource.RLIMIT_AS, (mapped + GIB, hard))
