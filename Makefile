@@ -5,7 +5,8 @@
 # make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min
 # make bench-classics: the seed papers' methods (vbf, harish, dijkstra, FW, min-plus) beside the papers' tables
 # make bench-sweep: issue 25's sweeps warm and cold (default, gpu.toml, full.toml) and ./sssp's wall, <= 8 min
-# make mutants: plant each kernel/host mutant of benchmarks/mutant_list.py in a copy, run its GPU tests, print the score (<= 5 min; MUTANT_ARGS=--cpu: CPU)
+# make mutants: plant each kernel/host mutant of benchmarks/mutant_list.py, and a fixed sample of generated operator mutants
+#               of the kernels (benchmarks/cu_mutants.py), in a copy, run its GPU tests, print both scores (<= 9 min; MUTANT_ARGS=--cpu: CPU)
 # make mutants-grader: mutmut on the grader's trust-critical modules (benchmarks/mutants_grader.py), score and survivors (CPU; <= 60 min on 2 cores)
 # make clean  : remove everything generated (sweep results in results/ are data: kept)
 PYTHON ?= python3
@@ -82,12 +83,14 @@ bench-classics: sssp
 bench-sweep: sssp
 	$(PYTHON) -m benchmarks.sweep_speed $(BENCH_ARGS)
 
+# the hand-written list and 32 generated operator mutants of the kernels; the budget keeps it in one 10-minute call
+MUTANT_ARGS ?= --generated 32 --budget 400
 mutants: sssp
 	$(PYTHON) -m benchmarks.mutants $(MUTANT_ARGS)
 
 mutants-grader: sssp
 	@$(PYTHON) -c "import mutmut" 2>/dev/null || $(PYTHON) -m pip install -q 'mutmut>=3.8,<4'
-	$(PYTHON) -m benchmarks.mutants_grader $(MUTANT_ARGS)
+	$(PYTHON) -m benchmarks.mutants_grader $(GRADER_MUTANT_ARGS)
 
 clean:
 	rm -rf sssp sssp.tmp apsp apsp.tmp build report/out .pytest_cache *.egg-info
