@@ -39,8 +39,8 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "grader/sweep/check.py": ("tests/test_check.py", "tests/test_runner.py"),
     "grader/sweep/outfile.py": ("tests/test_check.py",),
     "grader/sweep/timings.py": ("tests/test_check.py",),
-    "grader/sweep/identity.py": ("tests/test_cells.py", "tests/test_input_identity.py"),
-    "grader/sweep/store.py": ("tests/test_store.py",),
+    "grader/sweep/identity.py": ("tests/test_identity.py", "tests/test_cells.py", "tests/test_input_identity.py"),
+    "grader/sweep/store.py": ("tests/test_store.py", "tests/test_store_lock.py"),
     "grader/grading/rubric.py": ("tests/test_layouts.py", "tests/test_grade_spec.py"),
     "grader/grading/gradebook.py": ("tests/test_layouts.py",),
     "grader/grading/layouts.py": ("tests/test_layouts.py",),
@@ -131,7 +131,8 @@ def _statuses(copy: Path) -> dict[str, str]:
     return {m.group(1): m.group(2) for line in out.splitlines() if (m := STATUS.match(line))}
 
 
-def run(modules: list[str], size: int | None, seed: int, jobs: int, keep: Path | None, out=sys.stdout) -> float:
+def run(modules: list[str], size: int | None, seed: int, jobs: int, keep: Path | None, out=sys.stdout,
+        diffs: Path | None = None) -> float:
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mutants-grader-") as scratch:
         copy = Path(scratch) / "tree"
@@ -149,6 +150,12 @@ def run(modules: list[str], size: int | None, seed: int, jobs: int, keep: Path |
             statuses = {n: statuses.get(n, "not checked") for n in names}
         if keep:
             shutil.copy(Path(scratch) / "mutmut.log", keep)
+        if diffs:
+            equivalent = equivalent_names()
+            shown = [subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=copy, capture_output=True,
+                                    text=True).stdout for name, status in sorted(statuses.items())
+                     if status == "survived" and name not in equivalent]
+            diffs.write_text("\n".join(shown))
     equivalent = equivalent_names()
     share, tally, survivors = score(statuses, equivalent)
     per_module: dict[str, Counter] = {}
@@ -179,6 +186,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--floor", type=float, metavar="SHARE", help="exit 1 when the score is below SHARE")
     parser.add_argument("--log", type=Path, metavar="FILE", help="keep mutmut's own output here")
+    parser.add_argument("--diffs", type=Path, metavar="FILE", help="write each survivor's change (mutmut show) here")
     args = parser.parse_args(argv)
     modules = args.only.split(",") if args.only else list(SELECTIONS)
     unknown = [m for m in modules if m not in SELECTIONS]
@@ -189,7 +197,7 @@ def main(argv=None) -> int:
     if subprocess.run([sys.executable, "-c", "import mutmut"], capture_output=True).returncode:
         print("mutants_grader: mutmut is not installed (pip install 'mutmut>=3.8')", file=sys.stderr)
         return 2
-    share = run(modules, args.sample, args.seed, max(1, args.jobs), args.log)
+    share = run(modules, args.sample, args.seed, max(1, args.jobs), args.log, diffs=args.diffs)
     if args.floor is not None and share < args.floor:
         print(f"mutants_grader: score {share:.1%} is below the floor {args.floor:.0%}", file=sys.stderr)
         return 1
