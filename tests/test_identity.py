@@ -125,3 +125,15 @@ def test_an_unbalanced_quote_is_still_identified(tmp_path):
     first = identity.template_identity(template)
     program.write_text("y")
     assert identity.template_identity(template) != first
+
+
+def test_config_dir_placeholder_and_leftover_placeholders(tmp_path, monkeypatch):
+    (tmp_path / "prog").write_text("one")
+    named = identity._named_file("{config_dir}/prog", True, tmp_path, None)
+    assert named == tmp_path / "prog"
+    monkeypatch.chdir(tmp_path)
+    assert identity._named_file("{config_dir}/prog", True, None, None) == tmp_path / "prog"
+    # a placeholder left in a word is never taken for a file, even where one has that name
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "{output}").write_text("not the program")
+    assert identity._named_file("out/{output}", False, tmp_path, None) is None

@@ -14,9 +14,9 @@ from sssp_common.record import read_rows
 
 
 def test_a_second_grader_on_the_same_file_is_refused_until_the_first_closes(tmp_path):
-    path = tmp_path / "deep" / "runs.jsonl"
+    path = tmp_path / "two" / "deep" / "runs.jsonl"
     first = LockedResults(path)
-    lock = tmp_path / "deep" / "runs.jsonl.lock"
+    lock = tmp_path / "two" / "deep" / "runs.jsonl.lock"
     assert lock.exists() and stat.S_IMODE(lock.stat().st_mode) == 0o600
     with pytest.raises(ResultsLocked) as refused:
         LockedResults(path)
@@ -50,3 +50,10 @@ def test_done_ids_skips_everything_recorded_or_only_the_right_runs(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert done_ids(path) == {"a", "b", "c", "d"}
     assert done_ids(path, rerun_failed=True) == {"a", "c"}      # the latest row of each id decides
+
+
+def test_a_torn_line_is_said_on_stderr_when_no_warn_is_given(tmp_path, capsys):
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps({"run_id": "a", "status": "ok"}) + "\n" + '{"run_id": "b", "sta')
+    assert done_ids(path) == {"a"}
+    assert "runs.jsonl" in capsys.readouterr().err
