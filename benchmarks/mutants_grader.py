@@ -47,7 +47,7 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "grader/grading/submission.py": ("tests/test_layouts.py", "tests/test_grade.py"),
     "grader/jail/bwrap.py": ("tests/test_jail.py",),
     "grader/jail/uids.py": ("tests/test_sandbox.py", "tests/test_jail.py"),
-    "grader/jail/cgroups.py": ("tests/test_sandbox.py",),
+    "grader/jail/cgroups.py": ("tests/test_sandbox.py", "tests/test_memory_cap.py"),
     "grader/jail/runner.py": ("tests/test_runner.py",),
     "grader/jail/sandbox.py": ("tests/test_sandbox.py", "tests/test_runner.py"),
     "reference/solver.py": ("tests/test_reference.py",),
