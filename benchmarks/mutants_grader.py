@@ -50,9 +50,9 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "grader/jail/cgroups.py": ("tests/test_sandbox.py", "tests/test_memory_cap.py"),
     "grader/jail/runner.py": ("tests/test_runner.py",),
     "grader/jail/sandbox.py": ("tests/test_sandbox.py", "tests/test_runner.py"),
-    "reference/solver.py": ("tests/test_reference.py",),
-    "reference/exact.py": ("tests/test_reference_exact.py",),
-    "reference/cache.py": ("tests/test_reference_cache.py",),
+    "reference/solver.py": ("tests/test_reference.py", "tests/test_reference_strength.py"),
+    "reference/exact.py": ("tests/test_reference_exact.py", "tests/test_reference_strength.py"),
+    "reference/cache.py": ("tests/test_reference_cache.py", "tests/test_reference_strength.py"),
 }
 # what the copy needs besides the mutated packages (mutmut copies source_paths itself)
 ALSO_COPY = ("sssp_gpu/", "report/", "configs/", "benchmarks/", "examples/", "sssp.py", "apsp.py", "Makefile",
