@@ -5,13 +5,15 @@
 # make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min
 # make bench-classics: the seed papers' methods (vbf, harish, dijkstra, FW, min-plus) beside the papers' tables
 # make bench-sweep: issue 25's sweeps warm and cold (default, gpu.toml, full.toml) and ./sssp's wall, <= 8 min
-# make mutants: plant each kernel/host mutant of benchmarks/mutant_list.py in a copy, run its GPU tests, print the score (<= 5 min; MUTANT_ARGS=--cpu: CPU)
+# make mutants: plant each kernel/host mutant of benchmarks/mutant_list.py, and a fixed sample of generated operator mutants
+#               of the kernels (benchmarks/cu_mutants.py), in a copy, run its GPU tests, print both scores (<= 9 min; MUTANT_ARGS=--cpu: CPU)
+# make mutants-grader: mutmut on the grader's trust-critical modules (benchmarks/mutants_grader.py), score and survivors (CPU; <= 60 min on 2 cores)
 # make clean  : remove everything generated (sweep results in results/ are data: kept)
 PYTHON ?= python3
 PYTEST ?= $(PYTHON) -m pytest
 SOURCES := sssp.py apsp.py $(wildcard sssp_gpu/*.py sssp_gpu/methods/*.py sssp_gpu/allpairs/*.py sssp_gpu/kernels/*.cu sssp_gpu/kernels/*.cuh)
 
-.PHONY: all deps test-deps jail-deps test test-gpu bench bench-quick bench-classics bench-sweep mutants clean
+.PHONY: all deps test-deps jail-deps test test-gpu bench bench-quick bench-classics bench-sweep mutants mutants-grader clean
 
 all: sssp
 
@@ -38,7 +40,7 @@ sssp: $(SOURCES) Makefile | deps
 
 # The CPU suite also runs the Dask executor on a local cluster; offline, those tests skip.
 test-deps:
-	@$(PYTHON) -c "import distributed" 2>/dev/null \
+	@$(PYTHON) -c "import distributed, mutmut" 2>/dev/null \
 	  || $(PYTHON) -m pip install -q --retries 1 --timeout 5 -e '.[test]' \
 	  || echo "make: Dask could not be installed (offline?); the Dask executor tests will skip" >&2
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
@@ -81,8 +83,14 @@ bench-classics: sssp
 bench-sweep: sssp
 	$(PYTHON) -m benchmarks.sweep_speed $(BENCH_ARGS)
 
+# the hand-written list and 32 generated operator mutants of the kernels; the budget keeps it in one 10-minute call
+MUTANT_ARGS ?= --generated 32 --budget 400
 mutants: sssp
 	$(PYTHON) -m benchmarks.mutants $(MUTANT_ARGS)
+
+mutants-grader: sssp
+	@$(PYTHON) -c "import mutmut" 2>/dev/null || $(PYTHON) -m pip install -q 'mutmut>=3.8,<4'
+	$(PYTHON) -m benchmarks.mutants_grader $(GRADER_MUTANT_ARGS)
 
 clean:
 	rm -rf sssp sssp.tmp apsp apsp.tmp build report/out .pytest_cache *.egg-info

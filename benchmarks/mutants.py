@@ -6,6 +6,7 @@ runs against it, and the table says which were caught; the score is the share ca
     python3 -m benchmarks.mutants --cpu              # the numpy-fallback mutants, CPU tests (checks the harness)
     python3 -m benchmarks.mutants --only a,b --jobs 4 --budget 300
     python3 -m benchmarks.mutants --mutants more.json   # mutants kept elsewhere, same fields
+    python3 -m benchmarks.mutants --generated 40        # also a sample of benchmarks/cu_mutants.py's operator mutants
 
 First the unmutated tree runs every selection the mutants use: a selection that fails
 there would make its mutants look caught, so they are not judged ("baseline fails", with
@@ -35,6 +36,7 @@ if __package__ in (None, ""):  # run as a script: python3 benchmarks/mutants.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     __package__ = "benchmarks"
 
+from benchmarks import cu_mutants  # noqa: E402
 from benchmarks.mutant_list import CPU_MUTANTS, MUTANTS, Mutant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,12 +205,23 @@ def table(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         lines.append(f"{o.mutant.name:<{width}}  {o.mutant.file:<32} {o.verdict:<9} {o.seconds:5.0f}  "
                      f"{o.mutant.description}")
+    hand = [o for o in outcomes if not o.mutant.name.startswith(GENERATED_PREFIX)]
+    made = [o for o in outcomes if o.mutant.name.startswith(GENERATED_PREFIX)]
+    lines.append(score_line("score" if not made else "score, hand-written list", hand))
+    if made:
+        lines.append(score_line("score, generated operator mutants (benchmarks/cu_mutants.py)", made))
+    return "\n".join(lines)
+
+
+GENERATED_PREFIX = "gen-"
+
+
+def score_line(label: str, outcomes: list[Outcome]) -> str:
     caught, judged = score(outcomes)
     share = f"{100 * caught / judged:.0f} %" if judged else "n/a"
     others = {v: sum(o.verdict == v for o in outcomes) for v in ("stale", "error", "not run", "baseline fails")}
     extra = ", ".join(f"{n} {v}" for v, n in others.items() if n)
-    lines.append(f"score: {caught} / {judged} caught ({share})" + (f"; {extra} (not judged)" if extra else ""))
-    return "\n".join(lines)
+    return f"{label}: {caught} / {judged} caught ({share})" + (f"; {extra} (not judged)" if extra else "")
 
 
 def load_extra(path: Path) -> list[Mutant]:
@@ -230,12 +243,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="mutants at a time (default 8; each is one pytest process on the GPU)")
     parser.add_argument("--budget", type=float, default=300.0, help="seconds for all mutants after the baseline (default 300)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run")
+    parser.add_argument("--generated", type=int, default=0, metavar="N",
+                        help="also N of the generated operator mutants of the kernels (a fixed sample; GPU only)")
+    parser.add_argument("--seed", type=int, default=0, help="which fixed sample of the generated mutants")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--json", type=Path, help="also write the outcomes here")
     args = parser.parse_args(argv)
     mutants = list(CPU_MUTANTS if args.cpu else MUTANTS)
     if args.mutants:
         mutants += load_extra(args.mutants)
+    if args.generated and not args.cpu:
+        mutants += cu_mutants.sample(cu_mutants.generated(), args.generated, args.seed)
     if args.only:
         wanted = set(args.only.split(","))
         unknown = wanted - {m.name for m in mutants}
