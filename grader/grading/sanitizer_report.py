@@ -110,7 +110,7 @@ def _race(header: str, body: list[str]) -> tuple[str, str, str, str, int]:
     hazards = _HAZARDS.search(text)
     kind = (f"Race reported between {first_access.group(1) if first_access else '?'} access and "
             f"{second_access.group(1) if second_access else '?'} access")
-    return kind, kernel or other_kernel, first, second, int(hazards.group(1)) if hazards else 1
+    return kind, kernel or other_kernel, first, second, _number(hazards.group(1)) if hazards else 1
 
 
 def _hazard(header: str, body: list[str]) -> tuple[str, str, str, str, int]:
@@ -132,9 +132,20 @@ def _kind(header: str) -> str:
     return header.strip().rstrip(".:")
 
 
+LINE_CAP = 1024        # characters of a line looked at: kernel names are the student's, and the
+LINES_CAP = 20000      # patterns' lazy scans cost the square of a line's length; lines kept
+
+
+def _number(digits: str) -> int:
+    """A count the tool printed; a run of digits no tool prints (the student's text) counts as 0."""
+    return int(digits) if len(digits) <= 12 else 0
+
+
 def parse(text: str, tool: str, excerpt_lines: int = 8) -> Report:
-    """Findings of one compute-sanitizer run (its log or its stdout; other lines are ignored)."""
-    lines = [s for s in (_strip(raw) for raw in text.splitlines()) if s is not None]
+    """Findings of one compute-sanitizer run (its log or its stdout; other lines are ignored).
+    Bounded: at most LINES_CAP lines, each cut at LINE_CAP characters, numbers of at most 12 digits."""
+    raw_lines = text.splitlines()[:LINES_CAP]
+    lines = [s for s in (_strip(raw[:LINE_CAP]) for raw in raw_lines) if s is not None]
     refused = next((line.strip() for line in lines for word in REFUSALS if word in line), "")
     blocks: list[tuple[str, list[str]]] = []
     for line in lines:
@@ -153,11 +164,11 @@ def parse(text: str, tool: str, excerpt_lines: int = 8) -> Report:
         summary = None if printed else _ERROR_SUMMARY.search(header)
         race_summary = _RACE_SUMMARY.search(header)
         if summary:
-            total = int(summary.group(1))
+            total = _number(summary.group(1))
         if race_summary:
-            total = int(race_summary.group(1))
+            total = _number(race_summary.group(1))
         if printed:
-            not_printed += int(printed.group(1))
+            not_printed += _number(printed.group(1))
         if summary or race_summary or printed or header.startswith(_HEADER_SKIP):
             continue
         if not any(word in header for word in _ERROR_WORDS):
