@@ -202,10 +202,12 @@ def test_the_start_is_the_path_to_the_nearest_wrong_vertex_and_its_neighbourhood
     assert nearest_wrong_path(graph, expected_array(graph), [3, 4]) == [0, 4]      # 1 edge, not 3
     assert nearest_wrong_path(graph, expected_array(graph), [3]) == [0, 1, 2, 3]
     points = starting_points(graph, expected_array(graph), [3, 4])
-    # the edges of 0 and 4 (4); the cone of 3 and 4 (5); the edges of 0, 4 and their neighbours 1, 3, 5 (7)
-    assert [(why.rsplit(" and ", 1)[-1], g.edges) for why, g in points] == \
-        [("1 hop around it", 4), ("the cone of the vertices it got wrong", 5), ("2 hops around it", 7)]
-    assert points[0][1].rows() == [(0, 1, 1), (0, 2, 9), (0, 3, 2), (3, 4, 1)]     # renumbered, 0 the source
+    # the out-edges of 0 (3); every edge of 0 and 4 (4); the cone of 3 and 4 (5); of 0, 4, 1, 3 and 5 (7)
+    assert [(why.split(" and ", 1)[-1], g.edges) for why, g in points] == \
+        [("the out-edges of the vertices before it", 3), ("1 hop around it (out- and in-edges)", 4),
+         ("the cone of the vertices it got wrong", 5), ("2 hops around it (out- and in-edges)", 7)]
+    assert points[0][1].rows() == [(0, 1, 1), (0, 2, 9), (0, 3, 2)]                # renumbered, 0 the source
+    assert points[1][1].rows() == [(0, 1, 1), (0, 2, 9), (0, 3, 2), (3, 4, 1)]
 
 
 def test_a_start_near_the_wrong_vertex_saves_runs_on_a_large_graph():

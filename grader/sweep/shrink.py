@@ -442,14 +442,22 @@ def neighbourhood(graph: EdgeList, vertices: list[int], hops: int) -> EdgeList:
 
 def starting_points(graph: EdgeList, expected: np.ndarray, wrong: list[int]) -> list[tuple[str, EdgeList]]:
     """Subgraphs to try before the whole graph, smallest first: the path to the nearest wrong
-    vertex with its vertices' in- and out-edges (1 hop), then 2 hops, then the cone of every wrong
+    vertex with its vertices' out-edges (the wrong vertex's own out-edges cannot change its
+    distance), then with their in-edges too (1 hop), then 2 hops, then the cone of every wrong
     vertex. A deterministic bug in a spec method usually shows within a few hops of vertex 0."""
     points: list[tuple[str, EdgeList]] = []
     path = nearest_wrong_path(graph, expected, wrong)
     if path:
+        about = f"the path to wrong vertex {path[-1]} ({len(path) - 1} edges)"
+        before = np.zeros(graph.vertices, dtype=bool)
+        before[path[:-1]] = True
+        on_path = np.zeros(graph.edges, dtype=bool)
+        on_path[[int(np.flatnonzero((graph.src == u) & (graph.dst == v))[0]) for u, v in zip(path, path[1:])]] = True
+        points.append((f"{about} and the out-edges of the vertices before it",
+                       renumber(graph.take(np.flatnonzero(before[graph.src] | on_path)))))
         for hops in (1, 2):
-            points.append((f"the path to wrong vertex {path[-1]} ({len(path) - 1} edges) and {hops} hop"
-                           f"{'s' if hops > 1 else ''} around it", neighbourhood(graph, path, hops)))
+            points.append((f"{about} and {hops} hop{'s' if hops > 1 else ''} around it (out- and in-edges)",
+                           neighbourhood(graph, path, hops)))
     if wrong:
         points.append(("the cone of the vertices it got wrong", cone(graph, wrong)))
     kept: list[tuple[str, EdgeList]] = []
