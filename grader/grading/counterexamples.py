@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.sweep.counterexample import (ONE_EDGE, CandidateRunner, Counterexample, HarnessKilled, Triage,
-                                         candidate_job, confirmed, edge_list_of, example_of, isolated, rerun, save,
+                                         candidate_job, confirmed, edge_list_of, example_of, first_stderr_line, isolated,
+                                         rerun, save,
                                          search, shrink_case, triage, try_known)
 from grader.sweep.shrink import Budget, Shrunk
 from sssp_common.files import write_text_atomically
@@ -28,7 +29,7 @@ from sssp_common.files import write_text_atomically
 CASE_RUNS = 200          # candidate runs one case may take (the cap; what it leaves goes on)
 SAFETY_S = 120.0         # seconds one case may take: a safety stop only, recorded as such
 TRIAGE_RUNS = 4          # the 1-edge run and three of the original cell
-RESERVE_PER_CASE = 2     # kept for each later case: its 1-edge run and one earlier counterexample
+RESERVE_PER_CASE = 3     # kept for each later case: its 1-edge run, one earlier counterexample and its confirming run
 RUNS_PER_GRADED_RUN = 0.2   # the class's candidate runs per graded run (measured: BENCHMARKS.md)
 
 
@@ -57,11 +58,20 @@ def ordered_cases(rows: list[dict]) -> list[tuple[tuple[str, str], dict]]:
 def demand(rows: list[dict], settings: Settings) -> dict:
     """What a student could use: their graded runs (the class's budget grows with them), the runs
     their failing cases could take at most, and their random search's."""
-    cases = len(failing_cases(rows))
+    cases = failing_cases(rows)
+    rejected = sum(1 for method, sync in cases if looks_rejected(rows, method, sync))
     right = len(right_everywhere(rows)) if settings.search_graphs > 0 else 0
     return {"graded": sum(1 for row in rows if row.get("rep", 0) >= 0),
-            "shrink": cases * (TRIAGE_RUNS + settings.budget.runs + settings.confirm),
+            "shrink": rejected + (len(cases) - rejected) * (TRIAGE_RUNS + settings.budget.runs + settings.confirm),
             "search": right * settings.search_graphs, "share": settings.share}
+
+
+def looks_rejected(rows: list[dict], method: str, sync: str) -> bool:
+    """Every graded run of (method, sync) crashed the same way (exit status, first stderr line): the
+    program likely rejects it, and its triage will take one run, so it asks for one."""
+    seen = {(row.get("exit_code"), first_stderr_line(row.get("detail", ""))) if row.get("status") == "crash" else None
+            for row in rows if row.get("method") == method and row.get("sync") == sync and row.get("rep", 0) >= 0}
+    return len(seen) == 1 and None not in seen
 
 
 def share_runs(demands: dict[str, dict]) -> dict[str, int]:
@@ -261,22 +271,23 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
               "rejected": [], "skipped": []}
     left = allowance.runs
     known: list = []            # this student's counterexamples so far: tried first on the next case
+    racy = False                # a case of this program was flaky: its later cases get the race treatment too
     cases = ordered_cases(rows)
     for index, ((method, sync), row) in enumerate(cases):
         cell, graph = cell_of(row, cells), graphs.get(row["graph"])
         if cell is None or graph is None:
             continue
         edges = row.get("graph_edges") or 0
-        if left < 2:             # not even the 1-edge run and a known counterexample
+        if left < 1:             # not even the 1-edge run
             record["skipped"].append({"method": method, "sync": sync, "edges": edges, "why": not_shrunk_text(edges)})
             continue
         candidates = CandidateRunner(cell, runner, provenance, submit=submit, jobs=allowance.jobs)
         try:
             # the cases after this one keep the runs of their cheapest look (the 1-edge graph and this
             # student's counterexample so far): a first case must not take every run
-            reserve = RESERVE_PER_CASE * (len(cases) - index - 1)
+            reserve = sum(1 if looks_rejected(rows, *later) else RESERVE_PER_CASE for later, _ in cases[index + 1:])
             result, got, detail, said, spent = _one_case(candidates, graph.ordered[cell.ordering], row, rows,
-                                                         settings, max(0, left - reserve), known)
+                                                         settings, max(0, left - reserve), known, racy)
         finally:
             candidates.close()
         left -= spent
@@ -292,12 +303,12 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
         example.origin_edges = edges
         example.triage = "flaky: failed {} of {} re-runs of the course graph".format(said.failed, said.tried) \
             if said.verdict == "flaky" else said.verdict
+        racy = racy or example.shrunk.flaky or said.verdict.startswith("flaky")
         save(example, target)
         picture = draw(example, target)
         record["shrunk"].append({**example.summary(), "picture": picture.name if picture else None,
                                  "case_runs": spent})
-        if not example.not_shrunk:
-            known.append((f"the counterexample of {method} -sync {sync}", result.graph))
+        known.append((f"the counterexample of {method} -sync {sync}", result.graph))
     right = sorted(right_everywhere(rows)) if settings.search_graphs > 0 else []
     for index, (method, sync) in enumerate(right):
         template = next((c for c in cells if c.method == method and c.sync == sync and c.rep >= 0), None)
@@ -332,7 +343,7 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
 
 
 def _one_case(candidates: CandidateRunner, path: Path, row: dict, rows: list[dict], settings: Settings, left: int,
-              known: list) -> tuple:
+              known: list, racy: bool = False) -> tuple:
     """(result, printed, verdict line, triage, runs charged) of one failing case within `left` runs:
     the 1-edge run (triage); the student's other counterexamples; three re-runs of the course graph
     (flaky?); then the shrinking from the subgraphs around the nearest wrong vertex."""
@@ -346,19 +357,21 @@ def _one_case(candidates: CandidateRunner, path: Path, row: dict, rows: list[dic
                                                            seconds=0.0, stopped="1-minimal: a 1-edge graph"),
                                         kind, 0)
         return result, got, detail, said, spent
-    if known:
+    if known and left - spent >= 1:
         result, charged = try_known(candidates, kind, known, Budget(runs=max(1, left - spent),
                                                                      seconds=settings.budget.seconds))
         spent += charged
-        if result is not None:
-            result, got, detail = confirmed(candidates, result, kind, 0)
-            return result, got, detail, Triage("an earlier counterexample fails here too"), spent
+        if result is not None:   # one more run: a race shows there too (failed 1 of 2)
+            result, got, detail = confirmed(candidates, result, kind, settings.confirm if racy else 1)
+            said = Triage("an earlier counterexample fails here too" if result.failed == result.tried else
+                          f"flaky: an earlier counterexample failed {result.failed} of {result.tried} runs here")
+            return result, got, detail, said, spent + result.runs - charged
     if left - spent < TRIAGE_RUNS:                       # the re-runs and one candidate at least
         return None, None, "", Triage("out of budget"), spent
     original = edge_list_of(path)
     said = rerun(candidates, original, row)
     spent += said.runs
-    flaky = said.verdict == "flaky" or _flaky_hint(rows, row["method"], row["sync"])
+    flaky = racy or said.verdict == "flaky" or _flaky_hint(rows, row["method"], row["sync"])
     confirm = settings.confirm if flaky else 0
     case = Budget(runs=max(1, min(settings.budget.runs, left - spent - confirm)), seconds=settings.budget.seconds)
     result, got, detail = shrink_case(candidates, original, kind, budget=case, tries=settings.tries if flaky else 1,

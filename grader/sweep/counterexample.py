@@ -65,7 +65,8 @@ class Counterexample:
     @property
     def not_shrunk(self) -> bool:
         """Out of budget before any smaller graph was found: the failing course graph itself."""
-        return bool(self.origin_edges) and self.shrunk.graph.edges >= self.origin_edges
+        return bool(self.origin_edges) and self.shrunk.graph.edges >= self.origin_edges \
+            and not self.shrunk.stopped.startswith("1-minimal")
 
     @property
     def differing(self) -> list[int]:

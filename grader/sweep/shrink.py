@@ -212,18 +212,22 @@ class Reducer:
             if not (np.array_equal(compact.src, graph.src) and np.array_equal(compact.dst, graph.dst)) \
                     and self.fails(compact):         # ids made compact (else they stay as given)
                 best = self._accept(compact, "renumbered")
-            while True:
+            lowered = False
+            while True:          # the structure first (what a run budget buys most), weights at the end
                 best = self.narrow(best)
                 smaller = self.ddmin(best)
-                lighter = self.lower_weights(smaller)
-                progressed = lighter.edges < best.edges or int(lighter.weight.sum()) < int(best.weight.sum())
-                best = lighter
+                progressed = smaller.edges < best.edges
+                best = smaller
                 contracted = self.contract(best)
                 if contracted is not None:
                     best, progressed = contracted, True
                 rerooted = self.reroot(best)
                 if rerooted is not None:
                     best, progressed = rerooted, True
+                if not progressed and not lowered:
+                    lighter = self.lower_weights(best)
+                    lowered, progressed = True, int(lighter.weight.sum()) < int(best.weight.sum())
+                    best = lighter
                 if not progressed:
                     break
         except OutOfBudget as why:
