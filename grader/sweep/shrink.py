@@ -47,6 +47,7 @@ from typing import Callable
 import numpy as np
 
 FAILURE_KINDS = ("wrong", "crash", "timeout")
+VERTEX_DDMIN_EDGES = 32       # graphs up to this many edges skip ddmin over vertices
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,8 @@ class Reducer:
             cone = self.focus(graph)
             if cone is not None and 0 < cone.edges < graph.edges and self.fails(cone):
                 graph = self._accept(cone, "kept the cone of the vertices it got wrong")
+        if graph.edges <= VERTEX_DDMIN_EDGES:    # small: edge by edge is as quick, and needs no extra round
+            return graph
         return self.ddmin(graph, by_vertex=True)
 
     def ddmin(self, graph: EdgeList, by_vertex: bool = False) -> EdgeList:
@@ -274,7 +277,9 @@ class Reducer:
             every = items(current)
             parts = np.array_split(every, min(chunks, len(every)))
             reduced = False
-            alone = [(part, keeping(current, part)) for part in parts]            # a chunk alone
+            # a chunk alone: at halves only (finer, a chunk alone rarely still fails, and on a small
+            # graph that needs most of its edges those runs are the budget's largest waste)
+            alone = [(part, keeping(current, part)) for part in parts] if len(parts) == 2 else []
             alone = [(part, c) for part, c in alone if 0 < c.edges < current.edges]
             taken = self.first_failing([c for _, c in alone])
             if taken is not None:
