@@ -245,7 +245,10 @@ def console_line(student: str, record: dict) -> str:
     parts += [f"{s['method']} {s['sync']}: {s['edges']} edges (random graph)" for s in record.get("search", [])
               if s.get("found")]
     parts += [f"{r['method']} {r['sync']}: not implemented / rejected: {r['line']}" for r in record.get("rejected", [])]
-    parts += [f"{k['method']} {k['sync']}: {k['why']}" for k in record.get("skipped", [])]
+    unsearched = [k for k in record.get("skipped", []) if k["why"].startswith("random search")]
+    parts += [f"{k['method']} {k['sync']}: {k['why']}" for k in record.get("skipped", []) if k not in unsearched]
+    if unsearched:
+        parts.append(f"random search: {len(unsearched)} right method(s) not searched (no runs left)")
     if not parts:
         return ""
     return f"  {student}: counterexamples ({record.get('runs', 0)} of {record.get('allowance_runs', 0)} runs): " \
