@@ -173,7 +173,8 @@ def test_the_class_budget_moves_from_a_student_with_nothing_to_shrink_to_one_wit
     """Through `grader grade`: the same three-case student (bmf incore and outcore, segscan: the CSR
     bug in bmf alone) graded alone, then beside a correct classmate: the classmate's graded runs
     add to the class's budget and, having nothing to shrink, it leaves its share to the student
-    with three cases (whose runs double), keeping none for its own random search."""
+    with three cases (whose runs double: all three cases shrunk instead of two), keeping none for
+    its own random search."""
     from grader.commands import grade
     graph = tmp_path / "g.txt"
     rng = np.random.default_rng(3)
@@ -187,13 +188,19 @@ def test_the_class_budget_moves_from_a_student_with_nothing_to_shrink_to_one_wit
     write_students(tmp_path / "alone", three)
     write_students(tmp_path / "pair", {**three, "right": "-DBUG=0"})
     runs = {}
-    for name in ("alone", "pair"):
-        assert grade.run([tmp_path / name], out=tmp_path / f"out-{name}", config=config, quiet=True) == 0
+    for name in ("alone", "pair"):     # each student's folder named (a lone folder would be one student)
+        folders = sorted(p for p in (tmp_path / name).iterdir())
+        assert grade.run(folders, out=tmp_path / f"out-{name}", config=config, quiet=True) == 0
         runs[name] = {s: record_of(tmp_path / f"out-{name}", s) for s in ("three", "right")
                       if (tmp_path / f"out-{name}" / s).is_dir()}
     alone, pair = runs["alone"]["three"], runs["pair"]["three"]
-    assert len(alone["shrunk"]) == len(pair["shrunk"]) == 3
-    graded_runs = len(rows_of(tmp_path / "out-alone", "three"))
-    assert alone["allowance_runs"] == round(counterexamples.RUNS_PER_GRADED_RUN * graded_runs)
-    assert pair["allowance_runs"] == round(counterexamples.RUNS_PER_GRADED_RUN * 2 * graded_runs)
+    share = counterexamples.RUNS_PER_GRADED_RUN
+    assert alone["allowance_runs"] == round(share * len(rows_of(tmp_path / "out-alone", "three")))
+    both = len(rows_of(tmp_path / "out-pair", "three")) + len(rows_of(tmp_path / "out-pair", "right"))
+    assert pair["allowance_runs"] == round(share * both) > alone["allowance_runs"]
     assert runs["pair"]["right"]["allowance_runs"] == 0 and runs["pair"]["right"]["runs"] == 0
+    # alone, its budget reaches two of its three cases; with its classmate's share, all three
+    def cases_not_shrunk(record):
+        return [s["why"] for s in record["skipped"] if not s["why"].startswith("random search")]
+    assert cases_not_shrunk(alone) == ["not shrunk (400 edges, the failing course graph)"]
+    assert len(alone["shrunk"]) == 2 and len(pair["shrunk"]) == 3 and not cases_not_shrunk(pair)
