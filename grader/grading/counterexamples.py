@@ -157,25 +157,26 @@ def _flaky_hint(rows: list[dict], method: str, sync: str) -> bool:
 
 
 def draw(example: Counterexample, folder: Path) -> Path | None:
-    """A drawing of a small counterexample (matplotlib, headless): vertices on a circle, vertex 0
+    """A drawing of a small counterexample (matplotlib's object API, headless, no pyplot: with
+    --jobs several students' are drawn at once, in threads): vertices on a circle, vertex 0
     marked as the source, the vertices the program got wrong in red, weights on the edges."""
     graph = example.shrunk.graph
     if graph.edges > DRAWN_EDGES:
         return None
     import math
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle
     n = graph.vertices
     spot = {v: (math.cos(2 * math.pi * v / n + math.pi / 2), math.sin(2 * math.pi * v / n + math.pi / 2))
             for v in range(n)}
     wrong = set(example.differing)
-    figure, axes = plt.subplots(figsize=(4.2, 4.2), dpi=100)
+    figure = Figure(figsize=(4.2, 4.2), dpi=100)
+    axes = figure.subplots()
     for u, v, w in graph.rows():
         (x0, y0), (x1, y1) = spot[u], spot[v]
         if u == v:
-            axes.add_patch(plt.Circle((x0 * 1.12, y0 * 1.12), 0.1, fill=False, color="#555"))
+            axes.add_patch(Circle((x0 * 1.12, y0 * 1.12), 0.1, fill=False, color="#555"))
             axes.text(x0 * 1.3, y0 * 1.3, str(w), fontsize=8, ha="center", va="center")
             continue
         axes.annotate("", xy=(x1, y1), xytext=(x0, y0),
@@ -184,7 +185,7 @@ def draw(example: Counterexample, folder: Path) -> Path | None:
                   bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
     for v, (x, y) in spot.items():
         colour = "#d62728" if v in wrong else ("#2ca02c" if v == 0 else "#1f77b4")
-        axes.add_patch(plt.Circle((x, y), 0.09, color=colour))
+        axes.add_patch(Circle((x, y), 0.09, color=colour))
         axes.text(x, y, str(v), color="white", fontsize=9, ha="center", va="center", weight="bold")
     axes.set_xlim(-1.45, 1.45)
     axes.set_ylim(-1.45, 1.45)
@@ -193,7 +194,6 @@ def draw(example: Counterexample, folder: Path) -> Path | None:
     axes.set_title(f"{example.cell.method} -sync {example.cell.sync}: red = wrong", fontsize=9)
     target = folder / f"{example.cell.method}-{example.cell.sync}.png"
     figure.savefig(target, bbox_inches="tight")
-    plt.close(figure)
     return target
 
 
