@@ -39,7 +39,8 @@ class Settings:
     budget: Budget = field(default_factory=lambda: Budget(CASE_RUNS, SAFETY_S))  # per case: runs; seconds: safety
     search_graphs: int = 20            # random graphs per method the course graphs found right
     tries: int = 3                     # runs of each candidate of a flaky case
-    confirm: int = 4                   # runs of a flaky case's final graph to say how often it fails
+    confirm: int = 6                   # runs of a flaky case's final graph to say how often it fails (a race
+                                       # wrong one run in two fails all 6, looking steady, once in 64)
     share: float = RUNS_PER_GRADED_RUN  # the class's candidate runs per graded run
     floor_s: float = 0.0               # > 0: a student's own sweep (no class to share with): every case its cap
 
