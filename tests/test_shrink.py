@@ -108,7 +108,7 @@ def test_budgets_stop_the_search_and_say_which():
     assert trial(by_runs.graph) == "wrong"                      # still a failing graph, just bigger
     ticks = iter(range(10_000))
     by_time = shrink(graph, trial, "wrong", budget=Budget(runs=10_000, seconds=3), clock=lambda: next(ticks))
-    assert by_time.stopped == "budget: 3 s" and trial(by_time.graph) == "wrong"
+    assert by_time.stopped == "safety stop: 3 s" and trial(by_time.graph) == "wrong"
 
 
 def test_a_crash_counts_only_for_a_crash_and_wrong_always_counts():
@@ -165,3 +165,57 @@ def test_the_grading_config_sets_the_counterexample_budget_and_names_a_bad_key(t
         path.write_text(base + bad)
         with pytest.raises(ConfigError, match=key):
             load_grading(path)
+
+
+def wrong_vertices(graph: EdgeList, program) -> list[int]:
+    return [v for v, (want, got) in enumerate(zip(correct(graph), program(graph))) if want != got]
+
+
+def expected_array(graph: EdgeList) -> np.ndarray:
+    return np.array([-1 if d is None else d for d in correct(graph)], dtype=np.int64)
+
+
+@pytest.mark.parametrize("jobs", [2, 4, 8])
+def test_candidates_in_parallel_give_the_same_graph_and_the_same_charged_runs(jobs):
+    """ddmin's candidates of one step run `jobs` at once, the lowest-index failing one taken: the
+    graph and the runs charged are those of the one-at-a-time search, whatever the batch size."""
+    graph = random_graph(1)
+    trial = judge(drops_last_out_edge_of_wide_vertices)
+    alone = shrink(graph, trial, "wrong", budget=Budget(runs=2000))
+    started = []
+
+    def batch(graphs):
+        started.append(len(graphs))
+        return [trial(g) for g in reversed(graphs)][::-1]     # answers in order whatever ran first
+    together = shrink(graph, trial, "wrong", budget=Budget(runs=2000), batch=batch, jobs=jobs)
+    assert together.graph.rows() == alone.graph.rows() and together.runs == alone.runs
+    assert max(started) > 1 and together.started == sum(started) > together.runs
+    capped = shrink(graph, trial, "wrong", budget=Budget(runs=40), batch=batch, jobs=jobs)
+    assert capped.stopped == "budget: 40 runs" and capped.runs == 40
+    assert capped.graph.rows() == shrink(graph, trial, "wrong", budget=Budget(runs=40)).graph.rows()
+
+
+def test_the_start_is_the_path_to_the_nearest_wrong_vertex_and_its_neighbourhood():
+    from grader.sweep.shrink import nearest_wrong_path, starting_points
+    # 0 -> 1 -> 2 -> 3 is the shortest path to 3; 0 -> 4 directly; the wrong vertices are 3 and 4
+    graph = EdgeList.of([(0, 1, 1), (1, 2, 1), (2, 3, 1), (0, 3, 9), (0, 4, 2), (4, 5, 1), (5, 6, 1), (6, 7, 1)])
+    assert nearest_wrong_path(graph, expected_array(graph), [3, 4]) == [0, 4]      # 1 edge, not 3
+    assert nearest_wrong_path(graph, expected_array(graph), [3]) == [0, 1, 2, 3]
+    points = starting_points(graph, expected_array(graph), [3, 4])
+    # the out-edges of 0 (3); every edge of 0 and 4 (4); the cone of 3 and 4 (5); of 0, 4, 1, 3 and 5 (7)
+    assert [(why.split(" and ", 1)[-1], g.edges) for why, g in points] == \
+        [("the out-edges of the vertices before it", 3), ("1 hop around it (out- and in-edges)", 4),
+         ("the cone of the vertices it got wrong", 5), ("2 hops around it (out- and in-edges)", 7)]
+    assert points[0][1].rows() == [(0, 1, 1), (0, 2, 9), (0, 3, 2)]                # renumbered, 0 the source
+    assert points[1][1].rows() == [(0, 1, 1), (0, 2, 9), (0, 3, 2), (3, 4, 1)]
+
+
+def test_a_start_near_the_wrong_vertex_saves_runs_on_a_large_graph():
+    graph = random_graph(7, n=2000, m=8000)
+    trial = judge(drops_last_out_edge_of_wide_vertices)
+    from grader.sweep.shrink import starting_points
+    starts = starting_points(graph, expected_array(graph), wrong_vertices(graph, drops_last_out_edge_of_wide_vertices))
+    near = shrink(graph, trial, "wrong", budget=Budget(runs=150), starts=starts)
+    assert near.steps[0].startswith("started from the path to wrong vertex") and near.graph.edges <= 4, near.steps
+    far = shrink(graph, trial, "wrong", budget=Budget(runs=150))
+    assert near.stopped == "1-minimal" and near.runs < far.runs, (near.runs, far.runs, far.stopped)

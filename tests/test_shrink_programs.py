@@ -7,7 +7,6 @@ import io
 import random
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +103,9 @@ def test_a_correct_program_gets_no_counterexample(programs, tmp_path):
 
 
 def three_buggy_students(tmp_path: Path, bugs=(0, 1, 2), graph: Path | None = None, configs: str = "[[256, 8], [1024, 2]]",
-                         syncs: str = '["incore"]') -> tuple[Path, Path]:
+                         syncs: str = '["incore"]', share: int = 100) -> tuple[Path, Path]:
+    """A class on a tiny matrix (a few graded runs each): `share` candidate runs per graded run,
+    where the default config's 0.2 of 130 runs a student would leave nothing here."""
     subs = tmp_path / "subs"
     for bug in bugs:
         folder = subs / f"bug{bug}"
@@ -125,7 +126,7 @@ syncs = {syncs}
 [grading]
 rubric = "{Path(__file__).resolve().parents[1] / 'configs' / 'rubric.toml'}"
 [grading.counterexamples]
-floor_s = 20
+share = {share}
 search_graphs = 8
 """)
     return subs, config
@@ -168,7 +169,7 @@ def test_a_program_that_cannot_start_is_one_line_not_a_counterexample(tmp_path):
 def test_with_jobs_counterexamples_wait_for_the_whole_class(programs, tmp_path, monkeypatch):
     """grade --jobs: a student's counterexamples start only once every student's graded runs are
     done (beside them, one student's search would hold back every classmate's timing runs), and
-    each student still gets theirs, within its share of the class's time."""
+    each student still gets theirs, within its share of the class's runs."""
     import json
     from grader.commands import grade
     from grader.grading import counterexamples
@@ -193,46 +194,24 @@ def test_with_jobs_counterexamples_wait_for_the_whole_class(programs, tmp_path, 
         assert any(t["name"].startswith("Smallest failing graphs: tpe -sync incore") for t in tests)
 
 
-def test_handing_the_work_over_counts_against_the_students_budget(programs, tmp_path, monkeypatch):
-    """The budget runs from when the student's counterexamples are asked for: a hand-over that
-    takes longer than the whole budget (a slow worker, a queue) leaves nothing to shrink, instead
-    of a full budget on top of it (the H100 class overran its 25 % that way)."""
-    import json
-    from grader.commands import grade
-    from grader.grading import counterexamples
-    subs, config = three_buggy_students(tmp_path)
-    config.write_text(config.read_text().replace("floor_s = 20", "floor_s = 2"))
-    real = counterexamples.isolated
-
-    def slow(fn, arguments):
-        time.sleep(2.5)
-        return real(fn, arguments)
-
-    monkeypatch.setattr(counterexamples, "isolated", slow)
-    out = tmp_path / "out"
-    assert grade.run([subs], out=out, config=config, quiet=True) == 0
-    record = json.loads((out / "bug1" / "counterexamples.json").read_text())
-    assert record["handed_over_s"] >= 2.5 and record["shrunk"] == [], record
-    assert [s["why"] for s in record["skipped"]] == ["out of time for counterexamples"]
-
-
 def test_grade_shrinks_the_past_32_and_the_flaky_students_too(programs, tmp_path):
     """The other two fixtures through `grader grade`: past-32-in-edges (on a graph with a vertex of
     more than 32 in-edges) and the flaky one (20 graded runs, each wrong one time in two: all right
     by chance once in ~10^6 classes), each with a counterexample that fails again when re-run (the
-    flaky one within 60)."""
+    flaky one within 60). The budget is runs (60 per graded run, at most 600 a case), never
+    seconds: the sizes do not depend on the machine's speed (issue 38: `47 <= 40` on a loaded one)."""
     import json
     from grader.commands import grade
     graph = random_graph(tmp_path / "wide.txt", seed=3, n=40, m=40, wide=True)
     configs = "[[64, 2], [128, 4], [256, 8], [512, 4], [1024, 2]]"   # the spec's five
     subs, config = three_buggy_students(tmp_path, bugs=(3, 4), graph=graph, configs=configs,
-                                        syncs='["incore", "outcore"]')
-    config.write_text(config.read_text().replace("floor_s = 20", "floor_s = 40\nmax_runs = 600"))  # as the shrink test's
+                                        syncs='["incore", "outcore"]', share=60)
+    config.write_text(config.read_text().replace("search_graphs = 8", "search_graphs = 8\nmax_runs = 600"))
     out = tmp_path / "out"
     assert grade.run([subs], out=out, config=config, quiet=True) == 0
     for bug in (3, 4):
         record = json.loads((out / f"bug{bug}" / "counterexamples.json").read_text())
-        assert record["shrunk"], record
+        assert record["shrunk"] and record["allowance_runs"] == 600 and record["runs"] <= 600, record["runs"]
         for entry in record["shrunk"]:
             saved = out / f"bug{bug}" / "smallest" / f"tpe-{entry['sync']}.txt"
             assert saved.is_file() and edges_in(saved) <= 40, saved.read_text()
@@ -241,20 +220,3 @@ def test_grade_shrinks_the_past_32_and_the_flaky_students_too(programs, tmp_path
             assert any(printed_by(programs[bug], saved, tmp_path) != expected for _ in range(tries))
             if bug == 3:
                 assert not entry["flaky"] and entry["failed"] == entry["tried"]
-
-
-def test_a_wrong_case_on_a_large_course_graph_starts_from_a_small_random_graph(programs, tmp_path):
-    """The CSR off-by-one fails the 300-edge course graph (over SEARCH_FIRST_EDGES) and many small
-    random graphs: its counterexample starts from one of those (a third of the case's budget looks)
-    and still reproduces; a course graph that small in edges is shrunk directly."""
-    import json
-    from grader.commands import grade
-    from grader.grading.counterexamples import SEARCH_FIRST_EDGES
-    subs, config = three_buggy_students(tmp_path, bugs=(0, 1))   # a right one: not every run wrong (exit 1)
-    assert edges_in(tmp_path / "g.txt") > SEARCH_FIRST_EDGES
-    out = tmp_path / "out"
-    assert grade.run([subs], out=out, config=config, quiet=True) == 0
-    [entry] = json.loads((out / "bug1" / "counterexamples.json").read_text())["shrunk"]
-    assert entry["origin"].startswith("a random small graph"), entry["origin"]
-    saved = out / "bug1" / "smallest" / "tpe-incore.txt"
-    assert edges_in(saved) <= 3 and printed_by(programs[1], saved, tmp_path) != expected_of(saved)

@@ -1,40 +1,112 @@
-"""Counterexamples for a student: each wrong (method, sync) shrunk to the smallest graph its
-program gets wrong, and a search of small random graphs for the methods the course graphs found
-right. What the student's page and results.json show of them (a drawing, the two distance
-columns, the command line) is built here too.
+"""A STUDENT'S COUNTEREXAMPLES: which of their failing cases get how many candidate runs, and
+what results.json and the page show of them (a drawing, the two distance columns, the command line).
 
-Every run goes through grader.sweep.counterexample (cellrun: the student's own jail, limits and
-timeout), judged against the trusted reference.
+Neither the reduction (grader.sweep.shrink, pure) nor the running of candidates (grader.sweep.
+counterexample: cellrun in the student's own jail, triage, the random search) lives here.
+
+Budgets are candidate runs, never seconds, so a class gets the same counterexamples on any machine:
+the class's runs are `share` x its graded runs (measured so that the whole adds at most 25 % to the
+class's grading: BENCHMARKS.md), shared out by `share_runs` (a student with nothing to shrink leaves
+their share to the others); a student's cases are taken by points at stake (the spec's methods before
+opt, which is extra credit), each capped at `budget.runs`; what a case leaves goes to the next, and
+what the cases leave to the random search of the methods the course graphs found right. A seconds
+ceiling stays as a safety stop, and says so. A case the budget did not reach is said to be "not
+shrunk (N edges, the failing course graph)".
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.data.smallgraphs import search_graphs
-from grader.sweep.counterexample import (DEFAULT_BUDGET, CandidateRunner, Counterexample, HarnessKilled, isolated,
-                                         save, shrink_cell)
+from grader.sweep.counterexample import (ONE_EDGE, CandidateRunner, Counterexample, HarnessKilled, Triage,
+                                         candidate_job, confirmed, edge_list_of, example_of, first_stderr_line, isolated,
+                                         rerun, save,
+                                         search, shrink_case, triage, try_known)
+from grader.sweep.shrink import Budget, Shrunk
 from sssp_common.files import write_text_atomically
-from grader.sweep.shrink import FAILURE_KINDS, Budget, EdgeList
-from sssp_common.vocabulary import SPEC_CONFIGS
 
-DRAWN_EDGES = 40         # larger counterexamples are listed, not drawn
+CASE_RUNS = 200          # candidate runs one case may take (the cap; what it leaves goes on)
+SAFETY_S = 120.0         # seconds one case may take: a safety stop only, recorded as such
+TRIAGE_RUNS = 4          # the 1-edge run and three of the original cell
+RESERVE_PER_CASE = 3     # kept for each later case: its 1-edge run, one earlier counterexample and its confirming run
+RUNS_PER_GRADED_RUN = 0.15  # the class's candidate runs per graded run (CPU class of four: +20.7 % CPU time, median of 5 pairs)
 
 
 @dataclass
 class Settings:
-    budget: Budget = field(default_factory=lambda: Budget(DEFAULT_BUDGET.runs, DEFAULT_BUDGET.seconds))  # per case
+    budget: Budget = field(default_factory=lambda: Budget(CASE_RUNS, SAFETY_S))  # per case: runs; seconds: safety
     search_graphs: int = 20            # random graphs per method the course graphs found right
-    tries: int = 3                     # runs of a failing case to tell a race
-    confirm: int = 4                   # runs of the final graph to say how often it fails
-    share: float = 0.20                # of the student's grading time so far, for the shrinking and the search:
-                                       # their hand-over, re-publishing and drawing take the rest of the
-                                       # 25 % they may add (the CPU class added 26.7 % at 0.25: BENCHMARKS.md)
-    floor_s: float = 0.0               # ... but never less (grading: none, the class's 25 % is the promise;
-                                       # a student's own sweep --program: 10 s, a few runs to be worth it)
+    tries: int = 3                     # runs of each candidate of a flaky case
+    confirm: int = 6                   # runs of a flaky case's final graph to say how often it fails (a race
+                                       # wrong one run in two fails all 6, looking steady, once in 64)
+    share: float = RUNS_PER_GRADED_RUN  # the class's candidate runs per graded run
+    floor_s: float = 0.0               # > 0: a student's own sweep (no class to share with): every case its cap
+
+
+@dataclass
+class Allowance:
+    """A student's part of the class's candidate runs, and how many may run at once."""
+    runs: int
+    jobs: int = 1
+
+
+def ordered_cases(rows: list[dict]) -> list[tuple[tuple[str, str], dict]]:
+    """The failing cases by points at stake: the spec's methods before opt (extra credit)."""
+    return sorted(failing_cases(rows).items(), key=lambda item: (item[0][0] == "opt", item[0]))
+
+
+def demand(rows: list[dict], settings: Settings) -> dict:
+    """What a student could use: their graded runs (the class's budget grows with them), the runs
+    their failing cases could take at most, and their random search's."""
+    cases = failing_cases(rows)
+    rejected = sum(1 for method, sync in cases if looks_rejected(rows, method, sync))
+    right = len(right_everywhere(rows)) if settings.search_graphs > 0 else 0
+    return {"graded": sum(1 for row in rows if row.get("rep", 0) >= 0),
+            "shrink": rejected + (len(cases) - rejected) * (TRIAGE_RUNS + settings.budget.runs + settings.confirm),
+            "search": right * settings.search_graphs, "share": settings.share}
+
+
+def looks_rejected(rows: list[dict], method: str, sync: str) -> bool:
+    """Every graded run of (method, sync) crashed the same way (exit status, first stderr line): the
+    program likely rejects it, and its triage will take one run, so it asks for one."""
+    seen = {(row.get("exit_code"), first_stderr_line(row.get("detail", ""))) if row.get("status") == "crash" else None
+            for row in rows if row.get("method") == method and row.get("sync") == sync and row.get("rep", 0) >= 0}
+    return len(seen) == 1 and None not in seen
+
+
+def share_runs(demands: dict[str, dict]) -> dict[str, int]:
+    """Each student's candidate runs out of the class's (share x graded runs): an equal share to
+    each student who can use it, what one cannot use (nothing to shrink, or less than a share)
+    going to the others; the shrinking first, the random search from what is left. Pure and
+    deterministic: the same class gets the same runs."""
+    pot = int(round(sum(d["share"] * d["graded"] for d in demands.values())))
+    given = _fill(pot, {student: d["shrink"] for student, d in demands.items()})
+    left = pot - sum(given.values())
+    searched = _fill(left, {student: d["search"] for student, d in demands.items()})
+    return {student: given[student] + searched[student] for student in demands}
+
+
+def _fill(pot: int, wants: dict[str, int]) -> dict[str, int]:
+    """Water-filling: equal shares of `pot`, no one above what they want, the rest shared again."""
+    given = {student: 0 for student in wants}
+    active = sorted(s for s, w in wants.items() if w > 0)
+    while pot > 0 and active:
+        each = pot // len(active)
+        if each == 0:                        # fewer runs than students: one each, in name order
+            for student in active[:pot]:
+                given[student] += 1
+            break
+        for student in active:
+            more = min(each, wants[student] - given[student])
+            given[student] += more
+            pot -= more
+        active = [s for s in active if given[s] < wants[s]]
+    return given
+
+
+DRAWN_EDGES = 40         # larger counterexamples are listed, not drawn
 
 
 def failing_cases(rows: list[dict]) -> dict[tuple[str, str], dict]:
@@ -74,35 +146,38 @@ def cell_of(row: dict, cells: list):
 
 
 def _flaky_hint(rows: list[dict], method: str, sync: str) -> bool:
-    """Mixed verdicts for one (method, sync, graph, configuration, ordering): a race is likely."""
+    """Mixed verdicts for one (method, sync, graph, ordering), whatever the block size and count: a
+    race is likely, so the case gets the race treatment (each candidate tried several times). A
+    program whose answer really depends on the block size pays more runs, never a wrong word:
+    "flaky" is said only of a graph seen both failing and not."""
     outcomes: dict[tuple, set] = {}
     for row in rows:
         if row["method"] == method and row["sync"] == sync and row.get("rep", 0) >= 0:
-            key = (row["graph"], row["bsize"], row["bcount"], row["ordering"])
-            outcomes.setdefault(key, set()).add(row["status"] == "ok")
+            outcomes.setdefault((row["graph"], row["ordering"]), set()).add(row["status"] == "ok")
     return any(len(v) > 1 for v in outcomes.values())
 
 
 def draw(example: Counterexample, folder: Path) -> Path | None:
-    """A drawing of a small counterexample (matplotlib, headless): vertices on a circle, vertex 0
+    """A drawing of a small counterexample (matplotlib's object API, headless, no pyplot: with
+    --jobs several students' are drawn at once, in threads): vertices on a circle, vertex 0
     marked as the source, the vertices the program got wrong in red, weights on the edges."""
     graph = example.shrunk.graph
     if graph.edges > DRAWN_EDGES:
         return None
     import math
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle
     n = graph.vertices
     spot = {v: (math.cos(2 * math.pi * v / n + math.pi / 2), math.sin(2 * math.pi * v / n + math.pi / 2))
             for v in range(n)}
     wrong = set(example.differing)
-    figure, axes = plt.subplots(figsize=(4.2, 4.2), dpi=100)
+    figure = Figure(figsize=(4.2, 4.2), dpi=100)
+    axes = figure.subplots()
     for u, v, w in graph.rows():
         (x0, y0), (x1, y1) = spot[u], spot[v]
         if u == v:
-            axes.add_patch(plt.Circle((x0 * 1.12, y0 * 1.12), 0.1, fill=False, color="#555"))
+            axes.add_patch(Circle((x0 * 1.12, y0 * 1.12), 0.1, fill=False, color="#555"))
             axes.text(x0 * 1.3, y0 * 1.3, str(w), fontsize=8, ha="center", va="center")
             continue
         axes.annotate("", xy=(x1, y1), xytext=(x0, y0),
@@ -111,7 +186,7 @@ def draw(example: Counterexample, folder: Path) -> Path | None:
                   bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
     for v, (x, y) in spot.items():
         colour = "#d62728" if v in wrong else ("#2ca02c" if v == 0 else "#1f77b4")
-        axes.add_patch(plt.Circle((x, y), 0.09, color=colour))
+        axes.add_patch(Circle((x, y), 0.09, color=colour))
         axes.text(x, y, str(v), color="white", fontsize=9, ha="center", va="center", weight="bold")
     axes.set_xlim(-1.45, 1.45)
     axes.set_ylim(-1.45, 1.45)
@@ -120,177 +195,197 @@ def draw(example: Counterexample, folder: Path) -> Path | None:
     axes.set_title(f"{example.cell.method} -sync {example.cell.sync}: red = wrong", fontsize=9)
     target = folder / f"{example.cell.method}-{example.cell.sync}.png"
     figure.savefig(target, bbox_inches="tight")
-    plt.close(figure)
     return target
 
 
-# --- in grade: one student's counterexamples, within a share of their grading time --------------
+# --- in grade: one student's counterexamples, within their part of the class's runs -----------
 
 RECORD = "counterexamples.json"
-# Kept back from each case's share of the budget, beside its confirming runs (which come after
-# the shrinking): saving and drawing the graph (matplotlib). Without any of it a student's work
-# ended ~2.4 s past its budget on the H100 (BENCHMARKS.md, issue 29).
-DRAW_S = 0.3
-UNKNOWN_RUN_S = 0.5      # a candidate's cost when no graded run gave an answer to measure it by
-SEARCH_FIRST_EDGES = 256  # a failing course graph larger than this: small random graphs are tried first
 TEST_NAME = "Smallest failing graphs"
 
 
-def candidate_seconds(rows: list[dict]) -> float:
-    """What one candidate run costs this program: its fastest graded run that gave an answer (a
-    small graph: about a process start, jail included; ~0.4 s for a CUDA program on the H100,
-    ~0.03 s for a C one on the CPU). Budgets are counted in these, not in fixed seconds."""
-    walls = [row["wall_s"] for row in rows if row.get("status") in ("ok", "wrong") and row.get("wall_s")]
-    return min(walls) if walls else UNKNOWN_RUN_S
+def not_shrunk_text(edges: int) -> str:
+    return f"not shrunk ({edges} edges, the failing course graph)"
 
 
 def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner, provenance: dict,
-                spent_s: float, settings: Settings = Settings(), err=None, submit=None) -> dict:
-    """`_for_student` in a process of its own: the student's program runs many times here, and one
-    that kills its parent must not take the grader with it. `submit` (grade --jobs): hand the work
-    to the shared GPU pool as one correctness job, so it is admitted like any correctness run (never
-    beside a timing run) on the student's GPU; else a process spawned for it."""
+                allowance, settings: Settings = Settings(), err=None, submit=None) -> dict:
+    """One student's counterexamples within `allowance` (an Allowance: their part of the class's
+    runs; a number of seconds from a student's own sweep: no class to share with, so every case
+    gets its whole cap). `submit` (grade --jobs): each candidate one correctness job of the shared
+    pool, `allowance.jobs` at once; else the whole in a process of its own (a program that kills
+    its parent must not take the grader with it)."""
     record_path = folder / RECORD
     previous = _read(record_path)
     if previous.get("program_id") == program_id and previous.get("complete"):
         return previous
+    if not isinstance(allowance, Allowance):
+        allowance = Allowance(runs=demand(rows, settings)["shrink"])
     if not failing_cases(rows) and (settings.search_graphs <= 0 or not right_everywhere(rows)):
-        record = {"program_id": program_id, "shrunk": [], "search": [], "skipped": [], "seconds": 0.0,
-                  "complete": True}        # nothing to shrink or search: no process started
+        record = {"program_id": program_id, "allowance_runs": allowance.runs, "runs": 0, "shrunk": [], "search": [],
+                  "rejected": [], "skipped": [], "complete": True}   # nothing to shrink or search: nothing started
         _write(record_path, record)
         return record
-    # the budget runs from now, not from when a worker picks the job up: handing it over (and, with
-    # more students than lanes, waiting for one) is part of what the student's counterexamples add
     arguments = dict(folder=folder, program_id=program_id, rows=rows, cells=cells, graphs=graphs, runner=runner,
-                     provenance=provenance, spent_s=spent_s, settings=settings, asked_at=time.time())
+                     provenance=provenance, allowance=allowance, settings=settings, submit=submit)
     try:
-        if submit is not None:
-            try:
-                record = submit(arguments).result()[0]
-            except Exception as error:       # its worker died MAX_ATTEMPTS times, or the job failed
-                raise HarnessKilled(f"the worker running the candidates failed: {type(error).__name__}: {error}") \
-                    from None
-        else:
-            record = isolated(job, arguments)
+        record = _for_student(**arguments) if submit is not None else isolated(_student_job, arguments)
     except HarnessKilled as why:
-        record = {"program_id": program_id, "shrunk": [], "search": [], "complete": True,
-                  "skipped": [{"method": "*", "sync": "*", "why": str(why)}]}
+        record = {"program_id": program_id, "allowance_runs": allowance.runs, "shrunk": [], "search": [],
+                  "rejected": [], "complete": True, "skipped": [{"method": "*", "sync": "*", "why": str(why)}]}
         _write(record_path, record)
-    if err is not None and (record["shrunk"] or any(s["found"] for s in record["search"])):
-        sizes = ", ".join(f"{s['method']} {s['sync']}: {s['edges']} edges" for s in record["shrunk"] + record["search"]
-                          if s.get("edges") is not None)
-        print(f"  counterexamples ({record.get('seconds', 0):.1f} s): {sizes}", file=err)
+    if err is not None:
+        said = console_line(folder.name, record)
+        if said:
+            print(said, file=err)
     return record
 
 
-def job(arguments: dict) -> dict:
-    """A pool or process job: one student's counterexamples (the record, a dict like a run's row)."""
+def console_line(student: str, record: dict) -> str:
+    """The console's line for a student's counterexamples: sizes, what was rejected, what was not shrunk."""
+    parts = [f"{s['method']} {s['sync']}: " + (not_shrunk_text(s["edges"]) if s.get("not_shrunk") else
+                                                f"{s['edges']} edges" + (" (flaky)" if s.get("flaky") else ""))
+             for s in record.get("shrunk", [])]
+    parts += [f"{s['method']} {s['sync']}: {s['edges']} edges (random graph)" for s in record.get("search", [])
+              if s.get("found")]
+    parts += [f"{r['method']} {r['sync']}: not implemented / rejected: {r['line']}" for r in record.get("rejected", [])]
+    unsearched = [k for k in record.get("skipped", []) if k["why"].startswith("random search")]
+    parts += [f"{k['method']} {k['sync']}: {k['why']}" for k in record.get("skipped", []) if k not in unsearched]
+    if unsearched:
+        parts.append(f"random search: {len(unsearched)} right method(s) not searched (no runs left)")
+    if not parts:
+        return ""
+    return f"  {student}: counterexamples ({record.get('runs', 0)} of {record.get('allowance_runs', 0)} runs): " \
+        + "; ".join(parts)
+
+
+def _student_job(arguments: dict) -> dict:
+    """A process job (no pool): one student's counterexamples (the record)."""
     return _for_student(**arguments)
 
 
+job = candidate_job     # the shared pool's job (grade --jobs): one candidate run in a worker's own jail
+
+
 def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner,
-                 provenance: dict, spent_s: float, settings: Settings, asked_at: float | None = None) -> dict:
-    """Shrink each failing (method, sync), then search random graphs for the ones found right, all
-    within max(floor_s, share x spent_s) seconds of `asked_at` (when for_student was asked, a
-    time.time(): the hand-over counts, recorded as handed_over_s), each case an equal share of what is
-    left; saved under folder/smallest/ and recorded in folder/counterexamples.json (keyed by the
-    program's identity: a regrade of the same build keeps it)."""
-    record_path = folder / RECORD
-    began = time.monotonic()
-    budget_s = max(settings.floor_s, settings.share * spent_s)
-    handed_over_s = max(0.0, time.time() - asked_at) if asked_at is not None else 0.0
+                 provenance: dict, allowance: Allowance, settings: Settings, submit=None) -> dict:
+    """Each failing (method, sync) by points at stake: triage, then shrunk within min(its cap, what
+    is left); then the random search for the ones found right with what the cases left. Saved under
+    folder/smallest/ and recorded in folder/counterexamples.json (keyed by the program's identity:
+    a regrade of the same build keeps it)."""
     target = folder / "smallest"
-    record = {"program_id": program_id, "budget_s": round(budget_s, 2), "handed_over_s": round(handed_over_s, 2),
-              "shrunk": [], "search": [], "skipped": []}
-
-    def left() -> float:
-        return budget_s - handed_over_s - (time.monotonic() - began)
-
-    run_s = candidate_seconds(rows)
-    enough = 3 * run_s                            # fewer candidates than this is not worth starting
-    finish = settings.confirm * run_s + DRAW_S    # a case's confirming runs and drawing, after its shrinking
-
-    cases = sorted(failing_cases(rows).items())
+    began = time.monotonic()
+    record = {"program_id": program_id, "allowance_runs": allowance.runs, "runs": 0, "shrunk": [], "search": [],
+              "rejected": [], "skipped": []}
+    left = allowance.runs
+    known: list = []            # this student's counterexamples so far: tried first on the next case
+    racy = False                # a case of this program was flaky: its later cases get the race treatment too
+    cases = ordered_cases(rows)
     for index, ((method, sync), row) in enumerate(cases):
         cell, graph = cell_of(row, cells), graphs.get(row["graph"])
         if cell is None or graph is None:
             continue
-        if left() < enough:
-            record["skipped"].append({"method": method, "sync": sync, "why": "out of time for counterexamples"})
+        edges = row.get("graph_edges") or 0
+        if left < 1:             # not even the 1-edge run
+            record["skipped"].append({"method": method, "sync": sync, "edges": edges, "why": not_shrunk_text(edges)})
             continue
-        share = max(enough, left() / (len(cases) - index) - finish)
-        case_end = time.monotonic() + share
-        example = None
-        if settings.search_graphs > 0 and (row.get("graph_edges") or 0) > SEARCH_FIRST_EDGES:
-            # a small random graph that fails the same way is a far better start than a course graph
-            # of thousands of edges, whose candidates are slow and many: a third of the case looks
-            search_end = time.monotonic() + share / 3
-            example, _ = _search_within(cell, runner, provenance, settings, lambda: search_end - time.monotonic(),
-                                        enough, kinds=(row["status"],), shrink_left=lambda: case_end - time.monotonic())
-            if example is not None:
-                example.origin = f"a random small graph ({row['graph']}, which failed too, is larger)"
-        if example is None:
-            seconds = max(enough, min(settings.budget.seconds, case_end - time.monotonic()))
-            example = shrink_cell(cell, runner, provenance, graph.ordered[cell.ordering], row["status"],
-                                  budget=Budget(runs=settings.budget.runs, seconds=seconds),
-                                  tries=settings.tries if _flaky_hint(rows, method, sync) else 1, confirm=settings.confirm)
-            example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices, {row.get('graph_edges')} edges)"
+        candidates = CandidateRunner(cell, runner, provenance, submit=submit, jobs=allowance.jobs)
+        try:
+            # the cases after this one keep the runs of their cheapest look (the 1-edge graph and this
+            # student's counterexample so far): a first case must not take every run
+            reserve = sum(1 if looks_rejected(rows, *later) else RESERVE_PER_CASE for later, _ in cases[index + 1:])
+            result, got, detail, said, spent = _one_case(candidates, graph.ordered[cell.ordering], row, rows,
+                                                         settings, max(0, left - reserve), known, racy)
+        finally:
+            candidates.close()
+        left -= spent
+        record["runs"] += spent
+        if said.verdict == "rejected":
+            record["rejected"].append({"method": method, "sync": sync, "line": said.line, "runs": said.runs})
+            continue
+        if result is None:       # out of budget before the shrinking could start
+            record["skipped"].append({"method": method, "sync": sync, "edges": edges, "why": not_shrunk_text(edges)})
+            continue
+        example = example_of(cell, runner, result, got, detail)
+        example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices, {edges} edges)"
+        example.origin_edges = edges
+        example.triage = "flaky: failed {} of {} re-runs of the course graph".format(said.failed, said.tried) \
+            if said.verdict == "flaky" else said.verdict
+        racy = racy or example.shrunk.flaky or said.verdict.startswith("flaky")
         save(example, target)
         picture = draw(example, target)
-        record["shrunk"].append({**example.summary(), "picture": picture.name if picture else None})
+        record["shrunk"].append({**example.summary(), "picture": picture.name if picture else None,
+                                 "case_runs": spent})
+        known.append((f"the counterexample of {method} -sync {sync}", result.graph))
     right = sorted(right_everywhere(rows)) if settings.search_graphs > 0 else []
     for index, (method, sync) in enumerate(right):
         template = next((c for c in cells if c.method == method and c.sync == sync and c.rep >= 0), None)
         if template is None:
             continue
-        if left() < enough:
-            record["skipped"].append({"method": method, "sync": sync, "why": "random search: out of time"})
+        count = min(settings.search_graphs, left // (len(right) - index))
+        if count <= 0:
+            record["skipped"].append({"method": method, "sync": sync, "why": "random search: out of budget"})
             continue
-        # the confirming runs come only after a failure is found (rare): keep back the drawing alone
-        until = time.monotonic() + max(2 * enough, left() / (len(right) - index) - DRAW_S)
-        example, tried = _search_within(template, runner, provenance, settings, lambda: until - time.monotonic(),
-                                        enough)
-        entry = {"method": method, "sync": sync, "graphs_tried": tried, "found": example is not None}
-        if example is not None:
+        found, graph, outcome, tried = search(template, runner, provenance, count, submit=submit, jobs=allowance.jobs)
+        left -= tried
+        record["runs"] += tried
+        entry = {"method": method, "sync": sync, "graphs_tried": tried, "found": found is not None}
+        if found is not None:
+            try:
+                result, got, detail = shrink_case(found, graph, outcome["status"], wrong=outcome.get("wrong"),
+                                                  budget=Budget(runs=max(1, min(settings.budget.runs, left - 1)),
+                                                                seconds=settings.budget.seconds))
+            finally:
+                found.close()
+            left -= result.runs
+            record["runs"] += result.runs
+            example = example_of(found.cell, runner, result, got, detail)
             example.origin = "a random small graph (every course graph was right)"
             save(example, target)
             picture = draw(example, target)
             entry.update(example.summary(), picture=picture.name if picture else None)
         record["search"].append(entry)
-    record.update(seconds=round(time.monotonic() - began, 2), complete=not record["skipped"])
-    _write(record_path, record)
+    record.update(complete=not record["skipped"], seconds=round(time.monotonic() - began, 2))   # said, never a budget
+    _write(folder / RECORD, record)
     return record
 
 
-def _search_within(template, runner_settings, provenance: dict, settings: Settings, left, enough: float,
-                   kinds=FAILURE_KINDS, shrink_left=None) -> tuple:
-    """(the shrunk counterexample or None, graphs tried): small random graphs at the spec's
-    configurations while left() allows, the first that fails in one of `kinds` shrunk within
-    shrink_left() (default left())."""
-    shrink_left = shrink_left or left
-    runner = CandidateRunner(template, runner_settings, provenance)
-    tried = 0
-    try:
-        for index, (name, edges) in enumerate(search_graphs(settings.search_graphs)):
-            if left() < enough:
-                break
-            bsize, bcount = SPEC_CONFIGS[index % len(SPEC_CONFIGS)]
-            runner.cell = dataclasses.replace(template, bsize=bsize, bcount=bcount, rep=0, graph=name)
-            graph = EdgeList.of(edges)
-            status = runner(graph)
-            tried += 1
-            if status in kinds:
-                path = runner.write(graph)
-                try:
-                    case = Budget(runs=settings.budget.runs,
-                                  seconds=max(enough, min(settings.budget.seconds, shrink_left())))
-                    return shrink_cell(runner.cell, runner_settings, provenance, path, status, budget=case,
-                                       tries=1, confirm=settings.confirm), tried
-                finally:
-                    path.unlink(missing_ok=True)
-    finally:
-        runner.close()
-    return None, tried
+def _one_case(candidates: CandidateRunner, path: Path, row: dict, rows: list[dict], settings: Settings, left: int,
+              known: list, racy: bool = False) -> tuple:
+    """(result, printed, verdict line, triage, runs charged) of one failing case within `left` runs:
+    the 1-edge run (triage); the student's other counterexamples; three re-runs of the course graph
+    (flaky?); then the shrinking from the subgraphs around the nearest wrong vertex."""
+    kind = row["status"]
+    said = triage(candidates, row)
+    spent = 1
+    if said is not None and said.verdict == "rejected":
+        return None, None, "", said, spent
+    if said is not None:                                 # the 1-edge graph shows it: nothing smaller exists
+        result, got, detail = confirmed(candidates, Shrunk(graph=ONE_EDGE, kind=kind, failed=1, tried=1, runs=0,
+                                                           seconds=0.0, stopped="1-minimal: a 1-edge graph"),
+                                        kind, 0)
+        return result, got, detail, said, spent
+    if known and left - spent >= 1:
+        result, charged = try_known(candidates, kind, known, Budget(runs=max(1, left - spent),
+                                                                     seconds=settings.budget.seconds))
+        spent += charged
+        if result is not None:   # one more run: a race shows there too (failed 1 of 2)
+            confirm = min(settings.confirm if racy else 1, max(0, left - spent))
+            result, got, detail = confirmed(candidates, result, kind, confirm)
+            said = Triage("an earlier counterexample fails here too" if result.failed == result.tried else
+                          f"flaky: an earlier counterexample failed {result.failed} of {result.tried} runs here")
+            return result, got, detail, said, spent + result.runs - charged
+    if left - spent < TRIAGE_RUNS:                       # the re-runs and one candidate at least
+        return None, None, "", Triage("out of budget"), spent
+    original = edge_list_of(path)
+    said = rerun(candidates, original, row)
+    spent += said.runs
+    flaky = racy or said.verdict == "flaky" or _flaky_hint(rows, row["method"], row["sync"])
+    confirm = min(settings.confirm if flaky else 0, max(0, left - spent - 1))
+    case = Budget(runs=max(1, min(settings.budget.runs, left - spent - confirm)), seconds=settings.budget.seconds)
+    result, got, detail = shrink_case(candidates, original, kind, budget=case, tries=settings.tries if flaky else 1,
+                                      confirm=confirm, wrong=said.wrong)
+    return result, got, detail, said, spent + result.runs
 
 
 def results_tests(folder: Path, program_id: str, visibility: str = "visible", search_points: float = 0.0) -> list[dict]:
@@ -302,8 +397,19 @@ def results_tests(folder: Path, program_id: str, visibility: str = "visible", se
         return []
     tests = []
     for entry in record.get("shrunk", []):
-        tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} ({entry['edges']} edges)",
+        size = not_shrunk_text(entry["edges"]) if entry.get("not_shrunk") else f"{entry['edges']} edges"
+        tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} ({size})",
                       "score": 0.0, "max_score": 0.0, "output": _text(entry), "visibility": visibility})
+    for entry in record.get("rejected", []):
+        tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} (not implemented / rejected)",
+                      "score": 0.0, "max_score": 0.0, "visibility": visibility,
+                      "output": f"not implemented / rejected: {entry['line']}\nIt fails the same way on a 1-edge graph "
+                                "(the same exit status and first line of stderr), so there is no smaller graph to show."})
+    for entry in record.get("skipped", []):
+        if entry.get("edges") is not None:
+            tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} ({entry['why']})",
+                          "score": 0.0, "max_score": 0.0, "visibility": visibility,
+                          "output": f"{entry['why']}: the class's budget for counterexamples ran out before this case."})
     searched = record.get("search", [])
     if searched:
         found = [s for s in searched if s["found"]]
@@ -320,9 +426,11 @@ def results_tests(folder: Path, program_id: str, visibility: str = "visible", se
 
 
 def _text(entry: dict) -> str:
+    how = (f"{not_shrunk_text(entry['edges'])}: out of budget after {entry['runs']} runs ({entry['stopped']})"
+           if entry.get("not_shrunk") else
+           f"shrunk from {entry.get('origin') or 'a failing run'} ({entry['runs']} runs, {entry['stopped']})")
     lines = [f"{entry['method']} -sync {entry['sync']} is {entry['kind']} on this {entry['edges']}-edge, "
-             f"{entry['vertices']}-vertex graph, shrunk from {entry.get('origin') or 'a failing run'} "
-             f"({entry['runs']} runs, {entry['seconds']:.1f} s, {entry['stopped']}); it failed {entry['failed']} of "
+             f"{entry['vertices']}-vertex graph, {how}; it failed {entry['failed']} of "
              f"{entry['tried']} runs" + (": sometimes right, likely a race." if entry["flaky"] else "."),
              f"Reproduce: {entry['command'].replace('%INPUT%', Path(entry['file']).name if entry.get('file') else 'graph.txt')}"
              f"   (the file: smallest/{Path(entry['file']).name if entry.get('file') else ''})",

@@ -13,11 +13,11 @@ the class waits; those runs are judged as always and stay out of the leaderboard
 `--jobs 1` (the default) grades as before: one run at a time, every time counts.
 
 After the runs of a student: compute-sanitizer diagnosis (grader.grading.diagnosis), within
-BUDGET_SHARE of that student's grading time. After the last student's runs, with --jobs:
-counterexamples (grader.grading.counterexamples), every student's at once, within their share of
-the class's time so far: run beside the class's runs, a student's search (one correctness job
-of many seconds) would keep every classmate's timing runs waiting (on the H100 it added 120 %
-to a class of four instead of 25 %). Then: similarity of every pair of sources
+BUDGET_SHARE of that student's grading time. After the last student's runs: counterexamples
+(grader.grading.counterexamples), the class's candidate runs shared out among the students who
+have something to shrink, each student's candidates as correctness jobs of the pool (with --jobs):
+run beside the class's runs, a student's search would keep every classmate's timing runs waiting
+(on the H100 it added 120 % to a class of four instead of 25 %). Then: similarity of every pair of sources
 (grader.grading.similarity) and the class page (grader.grading.classpage).
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable, Iterator
 
-from grader.grading import diagnosis, similarity
+from grader.grading import counterexamples, diagnosis, similarity
 from grader.grading.build import build as plain_build
 from grader.sweep.executors import visible_gpus
 from grader.sweep.executors.shared import CORRECTNESS, SharedGpuPool, SpreadPool
@@ -145,18 +145,21 @@ def each_student(found: list, grade_one: Callable, jobs: int) -> Iterator[tuple[
 
 
 def counterexamples_after_class(run: ClassRun, class_s: float) -> dict:
-    """Every student's deferred counterexamples (run.later), as many at once as the pool has
-    workers; each student's share of the class's time so far is what a lane of workers spent per
-    student, so the whole adds about `share` (grading.counterexamples) to the class's time.
-    Returns student -> summary, as grade_one's."""
+    """Every student's deferred counterexamples (run.later: (student, finish, demand)), as many at
+    once as the pool has lanes. The class's candidate runs are shared out first
+    (counterexamples.share_runs: in runs, never seconds, so the same class gets the same
+    counterexamples on any machine; a student with nothing to shrink leaves their share to the
+    others); each student's candidates run up to --jobs at once. Returns student -> summary, as
+    grade_one's. (class_s: kept for the caller; the budget no longer depends on time.)"""
     if not run.later:
         return {}
-    lanes = max(1, min(len(run.later), run.lanes))
-    spent_per_student = class_s * lanes / len(run.later)
-    from concurrent.futures import ThreadPoolExecutor
     later, run.later = run.later, []
+    shares = counterexamples.share_runs({student: wants for student, _, wants in later})
+    lanes = max(1, min(len(later), run.lanes))
+    from concurrent.futures import ThreadPoolExecutor
     threads = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="counterexamples")
-    futures = {student: threads.submit(finish, spent_per_student) for student, finish in later}
+    futures = {student: threads.submit(finish, counterexamples.Allowance(runs=shares[student], jobs=run.jobs))
+               for student, finish, _ in later}
     try:
         return {student: future.result() for student, future in futures.items()}
     finally:

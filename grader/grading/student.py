@@ -121,18 +121,16 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         # compute-sanitizer before the last publish: its findings go into results.json and the page
         schedule.diagnose(classrun, student, folder, tree, area, program_id, rows, cells, graphs, grading,
                           built, began)
-        def finish(spent_s: float) -> dict:
+        def finish(allowance) -> dict:
             """Each wrong method shrunk to its smallest failing graph, the others tried on small random
-            ones, within a share of spent_s; then the student's results published again."""
+            ones, within the student's part of the class's runs; then the results published again."""
             counterexamples.for_student(folder, program_id, list(rows.values()), cells, graphs, runner, provenance,
-                                        spent_s, grading.counterexamples, err=None if quiet else err,
+                                        allowance, grading.counterexamples, err=None if quiet else err,
                                         submit=schedule.correctness_job(classrun, counterexamples.job))
             return summarised(publish(folder, student, grading, built, cells, rows, extra, report=report))
 
-        if shrink and classrun.jobs > 1:   # after the class's runs (schedule.counterexamples_after_class)
-            classrun.later.append((student, finish))
-        elif shrink:
-            return finish(time.monotonic() - began)
+        if shrink:   # after the class's runs, the class's budget shared (schedule.counterexamples_after_class)
+            classrun.later.append((student, finish, counterexamples.demand(list(rows.values()), grading.counterexamples)))
         data = publish(folder, student, grading, built, cells, rows, extra, report=report)
     return summarised(data)
 
