@@ -205,7 +205,11 @@ TEST_NAME = "Smallest failing graphs"
 
 
 def not_shrunk_text(edges: int) -> str:
-    return f"not shrunk ({edges} edges, the failing course graph)"
+    return f"not shrunk ({edges_text(edges)}, the failing course graph)"
+
+
+def edges_text(edges: int) -> str:
+    return f"{edges} edge" + ("" if edges == 1 else "s")
 
 
 def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner, provenance: dict,
@@ -244,9 +248,9 @@ def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, gr
 def console_line(student: str, record: dict) -> str:
     """The console's line for a student's counterexamples: sizes, what was rejected, what was not shrunk."""
     parts = [f"{s['method']} {s['sync']}: " + (not_shrunk_text(s["edges"]) if s.get("not_shrunk") else
-                                                f"{s['edges']} edges" + (" (flaky)" if s.get("flaky") else ""))
+                                                edges_text(s['edges']) + (" (flaky)" if s.get("flaky") else ""))
              for s in record.get("shrunk", [])]
-    parts += [f"{s['method']} {s['sync']}: {s['edges']} edges (random graph)" for s in record.get("search", [])
+    parts += [f"{s['method']} {s['sync']}: {edges_text(s['edges'])} (random graph)" for s in record.get("search", [])
               if s.get("found")]
     parts += [f"{r['method']} {r['sync']}: not implemented / rejected: {r['line']}" for r in record.get("rejected", [])]
     unsearched = [k for k in record.get("skipped", []) if k["why"].startswith("random search")]
@@ -397,7 +401,7 @@ def results_tests(folder: Path, program_id: str, visibility: str = "visible", se
         return []
     tests = []
     for entry in record.get("shrunk", []):
-        size = not_shrunk_text(entry["edges"]) if entry.get("not_shrunk") else f"{entry['edges']} edges"
+        size = not_shrunk_text(entry["edges"]) if entry.get("not_shrunk") else edges_text(entry["edges"])
         tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} ({size})",
                       "score": 0.0, "max_score": 0.0, "output": _text(entry), "visibility": visibility})
     for entry in record.get("rejected", []):
