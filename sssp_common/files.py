@@ -243,3 +243,31 @@ def cache_dir(kind: str) -> Path:
         return Path(explicit) / kind
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "sssp-gpu" / kind
+
+
+def write_array_folder(entry: Path, arrays: dict, meta: dict) -> None:
+    """A cache entry as a folder of ``<name>.npy`` files and ``meta.json``, whole or absent: written
+    in a registered temporary folder beside it and renamed into place (another process's entry
+    already there wins). Best effort: a read-only or full cache only costs the next run a rebuild,
+    and an interrupted write leaves nothing behind."""
+    import json
+
+    import numpy as np
+
+    staging = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        staging = temporary_folder(entry.parent, ".tmp-")
+        for name, array in arrays.items():
+            np.save(staging / f"{name}.npy", array)
+        (staging / "meta.json").write_text(json.dumps(meta))
+        os.replace(staging, entry)
+        forget_temporary(staging)
+        staging = None
+    except OSError:
+        pass
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+            forget_temporary(staging)
+

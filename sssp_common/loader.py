@@ -36,7 +36,7 @@ import numpy as np
 from .adler import adler32_of
 from .errors import InputError
 from .digest import file_identity
-from .files import cache_dir, forget_temporary, temporary_folder
+from .files import cache_dir, write_array_folder
 from .graph import Graph
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -454,24 +454,9 @@ def remember_parsed(path, graph: Graph) -> None:
 
 
 def _write_cache(entry: Path, graph: Graph) -> None:
-    """Best effort: a read-only or full cache folder only costs speed, and leaves nothing behind."""
-    staging = None
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        # registered with the writer's signal handler: an interrupted first load of a big
-        # graph must not leave hundreds of MB of half-written arrays in the cache
-        staging = temporary_folder(entry.parent, ".tmp-")
-        arrays = [getattr(graph, name) for name in _ARRAYS]
-        for name, array in zip(_ARRAYS, arrays):
-            np.save(staging / f"{name}.npy", array)
-        meta = {"n": graph.n, "m": graph.m, "checksum": _checksum(graph.n, arrays)}
-        (staging / "meta.json").write_text(json.dumps(meta))
-        os.replace(staging, entry)
-        forget_temporary(staging)
-        staging = None
-    except OSError:
-        pass
-    finally:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-            forget_temporary(staging)
+    """Best effort: a read-only or full cache folder only costs speed, and leaves nothing behind
+    (the staging folder is registered with the writer's signal handler: an interrupted first load
+    of a big graph must not leave hundreds of MB of half-written arrays in the cache)."""
+    arrays = [getattr(graph, name) for name in _ARRAYS]
+    write_array_folder(entry, dict(zip(_ARRAYS, arrays)),
+                       {"n": graph.n, "m": graph.m, "checksum": _checksum(graph.n, arrays)})

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sys
 import weakref
@@ -30,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from sssp_common.adler import adler32_of
-from sssp_common.files import cache_dir, forget_temporary, temporary_folder
+from sssp_common.files import cache_dir, write_array_folder
 from sssp_common.graph import Graph
 from .tiles import Tiling, build, check_size
 
@@ -99,25 +98,10 @@ def read(entry: Path, graph: Graph, size: int) -> Tiling | None:
 
 def write(entry: Path, tiling: Tiling) -> None:
     """Best effort, whole or absent: a read-only or full cache only costs the next run a build."""
-    staging = None
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        staging = temporary_folder(entry.parent, ".tmp-")
-        arrays = [getattr(tiling, name) for name in ARRAYS]
-        for name, array in zip(ARRAYS, arrays):
-            np.save(staging / f"{name}.npy", array)
-        meta = {"size": tiling.size, "how": tiling.how, "tiles": tiling.tiles,
-                "intra": int(tiling.in_head.shape[0]), "checksum": _checksum(tiling.size, tiling.how, arrays)}
-        (staging / "meta.json").write_text(json.dumps(meta))
-        os.replace(staging, entry)  # another process's entry already there: ours is dropped
-        forget_temporary(staging)
-        staging = None
-    except OSError:
-        pass
-    finally:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-            forget_temporary(staging)
+    arrays = [getattr(tiling, name) for name in ARRAYS]
+    meta = {"size": tiling.size, "how": tiling.how, "tiles": tiling.tiles,
+            "intra": int(tiling.in_head.shape[0]), "checksum": _checksum(tiling.size, tiling.how, arrays)}
+    write_array_folder(entry, dict(zip(ARRAYS, arrays)), meta)
 
 
 def cached_build(graph: Graph, size: int) -> Tiling:
