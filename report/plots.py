@@ -140,7 +140,7 @@ def config_plot(frame, graph: str, footer: str = "") -> Plot | None:
         axis.grid(True, alpha=0.3)
         if needs_log(values):
             set_log_scale(axis)
-        if values:
+        if values and axis.get_legend_handles_labels()[0]:   # a fuzzed row can leave values but no labelled line
             axis.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)
         else:
             axis.text(0.5, 0.5, "no correct runs", transform=axis.transAxes, ha="center", color="gray")
