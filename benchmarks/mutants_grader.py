@@ -122,7 +122,11 @@ def _configure(copy: Path, modules: list[str]) -> None:
              f"also_copy = {listed([p for p in ALSO_COPY if (copy / p).exists()])}\n"
              f"only_mutate = {listed(modules)}\n"
              f"pytest_add_cli_args_test_selection = {listed(tests)}\n"
-             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n')
+             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n'
+             # the grader's tests make this process a child subreaper (grader.jail.reaper): with mutmut's
+             # default fork isolation its main process then reaps the tests' orphans and stops on a pid
+             # it does not know; a fork server keeps pytest out of the main process
+             'process_isolation = "forkserver"\n')
     pyproject.write_text(text)
 
 
