@@ -45,3 +45,15 @@ def adler32_of(buffers, value: int = 1, threads: int = THREADS) -> int:
     for piece, piece_sum in zip(pieces, sums):
         value = join(value, piece_sum, piece.nbytes)
     return value
+
+
+def arrays_checksum(header: list, arrays) -> str:
+    """The checksum a cache entry of arrays carries: Adler-32 (8 hex digits) over the JSON of
+    ``header`` (what the entry is: sizes, lengths, types) and then every array's bytes. It
+    catches a damaged, truncated or replaced entry, not a forger."""
+    import json
+
+    import numpy as np
+
+    return f"{adler32_of([json.dumps(header).encode()] + [np.ascontiguousarray(a) for a in arrays]):08x}"
+

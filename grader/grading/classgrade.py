@@ -133,7 +133,8 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
         recorded = latest_by_run_id(read_rows(store.path, warn=None)) if not force else None
         def one(submission):   # a thread per student in flight when --jobs > 1
             return grade_one_guarded(submission, grading, graphs_ready, out, work, shared_store,
-                                     provenance, {} if force else recorded, quiet, err, pool, report_scores.get(submission.student, {}), classrun=classrun,
+                                     provenance, {} if force else recorded, quiet, err, pool,
+                                     entered=report_scores.get(submission.student, {}), classrun=classrun,
                              shrink=shrink)
 
         for submission, data in schedule.each_student(found, one, classrun.lanes):

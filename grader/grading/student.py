@@ -37,7 +37,7 @@ def grade_one_guarded(submission: Submission, grading, graphs: dict, out: Path, 
     except BaseException as error:   # noqa: BLE001 - one student's failure is never the class's
         why = f"the grader could not grade this submission ({type(error).__name__}: {_one_line(error)})"
         folder = out / submission.student
-        entered = kwargs.get("entered", args[7] if len(args) > 7 else None) or {}
+        entered = kwargs.get("entered") or {}       # staff's report score survives the refusal
         try:
             folder.mkdir(parents=True, exist_ok=True)
             return refused(submission.student, folder, grading, why, graphs,

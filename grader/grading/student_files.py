@@ -343,7 +343,7 @@ def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int) -> b
 
 def archive_kind(name: str) -> str | None:
     lower = name.lower()
-    return "zip" if lower.endswith(".zip") else "tar" if lower.endswith((".tar.gz", ".tgz", ".tar")) else None
+    return "zip" if lower.endswith(".zip") else "tar" if lower.endswith(ARCHIVES) else None
 
 
 def entries(fd: int, rel: str) -> list[tuple[str, int]]:

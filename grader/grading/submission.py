@@ -24,8 +24,7 @@ from pathlib import Path
 from grader.grading import student_files
 from grader.jail import boundary
 
-ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
-MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+ARCHIVES, MAKEFILES = student_files.ARCHIVES, student_files.MAKEFILES   # one list of each, the unpacker's
 
 
 class Refused(Exception):

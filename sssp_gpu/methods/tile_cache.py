@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sssp_common.adler import adler32_of
+from sssp_common.adler import arrays_checksum
 from sssp_common.files import cache_dir, write_array_folder
 from sssp_common.graph import Graph
 from .tiles import Tiling, build, check_size
@@ -54,8 +54,7 @@ def entry_for(graph: Graph, size: int) -> Path:
 
 
 def _checksum(size: int, how: str, arrays) -> str:
-    header = json.dumps([size, how] + [[str(a.dtype), a.shape[0]] for a in arrays]).encode()
-    return f"{adler32_of([header] + [np.ascontiguousarray(a) for a in arrays]):08x}"
+    return arrays_checksum([size, how] + [[str(a.dtype), a.shape[0]] for a in arrays], arrays)
 
 
 def _expected_shapes(graph: Graph, meta: dict) -> dict[str, tuple[str, int]]:
