@@ -128,15 +128,26 @@ def test_a_program_that_rejects_opt_is_triaged_in_one_run_with_no_candidates(gra
 
 
 def test_a_flaky_program_gets_at_most_forty_edges_and_how_often_it_failed(graded):
+    """The race fails one run in two (the clock decides), so what is asserted must hold whatever
+    the coin: the graded runs of bmf incore were both right and wrong on some graph unless 24 coins
+    all agreed (2^-20), every starting point of a race gets 8 tries (two nested starts both hide
+    once in 2^16), and a graph that failed only on its accepting run is still called a race by
+    the course graph's mixed verdicts rather than by its own (its confirming runs may all fail)."""
     out, _ = graded
     record = record_of(out, "flaky")
-    flaky = [e for e in record["shrunk"] if e["flaky"]]
-    assert flaky, [(e["method"], e["sync"], e["triage"], e["failed"], e["tried"]) for e in record["shrunk"]]
-    for entry in flaky:
-        assert entry["edges"] <= 40 and 0 < entry["failed"] < entry["tried"], entry
+    races = [e for e in record["shrunk"] if e["race"]]
+    first = record["shrunk"][0]
+    assert (first["method"], first["sync"]) == ("bmf", "incore") and first["race"], first["triage"]
+    assert first["triage"].startswith("flaky: ") and not first["not_shrunk"]
+    assert first["edges"] <= 40, first
+    for entry in races:      # a later case: the first's graph (8 tries: a race), else said not shrunk
+        assert (entry["edges"] <= 40 or entry["not_shrunk"]) and 0 < entry["failed"] <= entry["tried"], entry
+        assert entry["flaky"] == (entry["failed"] < entry["tried"])
     tests = json.loads((out / "flaky" / "results.json").read_text())["tests"]
     text = "\n".join(t["output"] for t in tests)
-    assert f"it failed {flaky[0]['failed']} of {flaky[0]['tried']} runs: sometimes right, likely a race" in text
+    said = "sometimes right" if first["flaky"] else first["triage"]
+    assert f"it failed {first['failed']} of {first['tried']} runs" in text and said in text
+    assert "likely a race" in text
 
 
 def test_a_correct_program_gets_no_counterexample_and_searches_within_its_runs(graded):

@@ -109,7 +109,7 @@ def counterexamples(out: Path, students: dict) -> list[dict]:
         for entry in record.get("shrunk", []) + [s for s in record.get("search", []) if s.get("found")]:
             found.append({"student": student, "method": entry["method"], "sync": entry["sync"],
                           "kind": entry["kind"], "edges": entry["edges"], "vertices": entry["vertices"],
-                          "flaky": entry["flaky"], "failed": entry["failed"], "tried": entry["tried"],
+                          "flaky": entry.get("race", entry["flaky"]), "failed": entry["failed"], "tried": entry["tried"],
                           "origin": entry.get("origin", ""), "warning": entry in record.get("search", []),
                           "file": f"{student}/smallest/{entry['method']}-{entry['sync']}.txt"})
     return found

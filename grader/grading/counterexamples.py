@@ -15,6 +15,7 @@ shrunk (N edges, the failing course graph)".
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from grader.sweep.counterexample import (ONE_EDGE, CandidateRunner, Counterexamp
                                          candidate_job, confirmed, edge_list_of, example_of, first_stderr_line, isolated,
                                          rerun, save,
                                          search, shrink_case, triage, try_known)
-from grader.sweep.shrink import Budget, Shrunk
+from grader.sweep.check import differing_in
+from grader.sweep.shrink import START_TRIES, Budget, Shrunk
 from sssp_common.files import write_text_atomically
 
 CASE_RUNS = 200          # candidate runs one case may take (the cap; what it leaves goes on)
@@ -145,16 +147,17 @@ def cell_of(row: dict, cells: list):
     return None
 
 
-def _flaky_hint(rows: list[dict], method: str, sync: str) -> bool:
-    """Mixed verdicts for one (method, sync, graph, ordering), whatever the block size and count: a
-    race is likely, so the case gets the race treatment (each candidate tried several times). A
-    program whose answer really depends on the block size pays more runs, never a wrong word:
-    "flaky" is said only of a graph seen both failing and not."""
+def _flaky_hint(rows: list[dict], method: str, sync: str) -> str:
+    """The first (graph, ordering) on which one (method, sync) was both right and wrong in the
+    graded runs, whatever the block size and count ("" when none): a race is likely, so the case
+    gets the race treatment (each candidate tried several times). A program whose answer really
+    depends on the block size pays more runs, never a wrong word: the final graph is called
+    "sometimes right" only when it was seen both failing and not."""
     outcomes: dict[tuple, set] = {}
     for row in rows:
         if row["method"] == method and row["sync"] == sync and row.get("rep", 0) >= 0:
             outcomes.setdefault((row["graph"], row["ordering"]), set()).add(row["status"] == "ok")
-    return any(len(v) > 1 for v in outcomes.values())
+    return next((f"{graph} ({ordering} order)" for (graph, ordering), seen in outcomes.items() if len(seen) > 1), "")
 
 
 def draw(example: Counterexample, folder: Path) -> Path | None:
@@ -313,7 +316,8 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
         example = example_of(cell, runner, result, got, detail)
         example.origin = f"{row['graph']} ({row.get('graph_vertices')} vertices, {edges} edges)"
         example.origin_edges = edges
-        example.triage = "flaky: failed {} of {} re-runs of the course graph".format(said.failed, said.tried) \
+        example.triage = (f"flaky: {said.line}" if said.line else
+                          f"flaky: failed {said.failed} of {said.tried} re-runs of the course graph") \
             if said.verdict == "flaky" else said.verdict
         racy = racy or example.shrunk.flaky or said.verdict.startswith("flaky")
         save(example, target)
@@ -371,7 +375,8 @@ def _one_case(candidates: CandidateRunner, path: Path, row: dict, rows: list[dic
         return result, got, detail, said, spent
     if known and left - spent >= 1:
         result, charged = try_known(candidates, kind, known, Budget(runs=max(1, left - spent),
-                                                                     seconds=settings.budget.seconds))
+                                                                     seconds=settings.budget.seconds),
+                                    tries=START_TRIES if racy else 1)
         spent += charged
         if result is not None:   # one more run: a race shows there too (failed 1 of 2)
             confirm = min(settings.confirm if racy else 1, max(0, left - spent))
@@ -384,7 +389,12 @@ def _one_case(candidates: CandidateRunner, path: Path, row: dict, rows: list[dic
     original = edge_list_of(path)
     said = rerun(candidates, original, row)
     spent += said.runs
-    flaky = racy or said.verdict == "flaky" or _flaky_hint(rows, row["method"], row["sync"])
+    mixed = _flaky_hint(rows, row["method"], row["sync"])
+    if said.verdict == "reproduces" and mixed:
+        said = dataclasses.replace(said, verdict="flaky", line=f"right and wrong on {mixed} in the graded runs")
+    if said.wrong is None:       # no re-run failed (a race): the vertices the graded run got wrong
+        said = dataclasses.replace(said, wrong=differing_in(row.get("detail") or "") or None)
+    flaky = racy or said.verdict == "flaky"
     confirm = min(settings.confirm if flaky else 0, max(0, left - spent - 1))
     case = Budget(runs=max(1, min(settings.budget.runs, left - spent - confirm)), seconds=settings.budget.seconds)
     result, got, detail = shrink_case(candidates, original, kind, budget=case, tries=settings.tries if flaky else 1,
@@ -435,7 +445,8 @@ def _text(entry: dict) -> str:
            f"shrunk from {entry.get('origin') or 'a failing run'} ({entry['runs']} runs, {entry['stopped']})")
     lines = [f"{entry['method']} -sync {entry['sync']} is {entry['kind']} on this {entry['edges']}-edge, "
              f"{entry['vertices']}-vertex graph, {how}; it failed {entry['failed']} of "
-             f"{entry['tried']} runs" + (": sometimes right, likely a race." if entry["flaky"] else "."),
+             f"{entry['tried']} runs" + (": sometimes right, likely a race." if entry["flaky"] else
+                                         f" ({entry['triage']}): likely a race." if entry.get("race") else "."),
              f"Reproduce: {entry['command'].replace('%INPUT%', Path(entry['file']).name if entry.get('file') else 'graph.txt')}"
              f"   (the file: smallest/{Path(entry['file']).name if entry.get('file') else ''})",
              "Edges (src dst weight): " + "; ".join(f"{u} {v} {w}" for u, v, w in entry["edge_list"][:40])

@@ -51,6 +51,18 @@ def compare(got: np.ndarray, expected: np.ndarray) -> tuple[int, str]:
     return int(differ.size), (f"{differ.size} of {expected.size} vertices differ: {shown}{more}" if differ.size else "")
 
 
+def differing_in(detail: str) -> list[int]:
+    """The vertices `compare`'s detail names (its first few), read back: a race's graded run said
+    which vertices it got wrong even when no re-run fails again."""
+    _, _, listed = detail.partition(" vertices differ: ")
+    found = []
+    for item in listed.split("; ")[:SHOW_DIFFERENCES]:
+        vertex, colon, rest = item.partition(": expected ")
+        if colon and vertex.isdigit() and len(vertex) < 12:
+            found.append(int(vertex))
+    return found
+
+
 def judge_file(path: Path | str, reference: np.ndarray, sentinels=(), max_bytes: int | None = None) -> dict:
     """The output file alone: distances verdict, mismatches, detail, format deviations."""
     n = int(reference.shape[0])

@@ -82,6 +82,7 @@ class Counterexample:
                 "edges": self.shrunk.graph.edges, "vertices": self.shrunk.graph.vertices,
                 "edge_list": self.shrunk.graph.rows(), "kind": self.shrunk.kind,
                 "failed": self.shrunk.failed, "tried": self.shrunk.tried, "flaky": self.shrunk.flaky,
+                "race": self.shrunk.flaky or self.triage.startswith("flaky"),
                 "runs": self.shrunk.runs, "started": self.shrunk.started, "seconds": self.shrunk.seconds,
                 "stopped": self.shrunk.stopped, "triage": self.triage, "not_shrunk": self.not_shrunk,
                 "expected": self.expected, "got": self.got, "differing": self.differing,
@@ -266,7 +267,7 @@ def first_stderr_line(detail: str) -> str:
 class Triage:
     verdict: str          # "rejected" (no shrinking), "one edge" (the 1-edge graph fails the same way),
                           # "flaky" (not every re-run of the original failed) or "reproduces"
-    line: str = ""        # rejected: the first stderr line
+    line: str = ""        # rejected: the first stderr line; flaky: where the graded runs were right and wrong
     failed: int = 0       # re-runs of the original cell that failed ...
     tried: int = 0        # ... of this many
     runs: int = 0         # program runs the triage took
@@ -303,10 +304,11 @@ def rerun(runner: CandidateRunner, original: EdgeList, row: dict, reruns: int = 
 
 
 def try_known(runner: CandidateRunner, kind: str, known: list[tuple[str, EdgeList]],
-              budget: Budget) -> tuple[Shrunk | None, int]:
+              budget: Budget, tries: int = 1) -> tuple[Shrunk | None, int]:
     """(the first of the student's other counterexamples that fails this case too, taken as it
-    is, or None; the runs charged): one run each, at once where a pool runs them."""
-    reducer = Reducer(runner, kind, budget=budget, batch=runner.batch, jobs=runner.jobs)
+    is, or None; the runs charged): `tries` runs each (more for a race: they are tiny, and a miss
+    sends the case back to its course graph), at once where a pool runs them."""
+    reducer = Reducer(runner, kind, budget=budget, tries=tries, batch=runner.batch, jobs=runner.jobs)
     try:
         taken = reducer.first_failing([g for _, g in known])
     except OutOfBudget:

@@ -37,6 +37,10 @@ timeout counts only when the original failure was of that kind (a crash on a sma
 be a different bug). Races make failures flaky: when the original does not fail on every try, a
 candidate gets up to `tries` runs and counts when it fails in any; the result says how often the
 final graph failed, and a graph on which the program was never seen failing is never returned.
+The starting points of a race get more tries each (START_TRIES, stopping at the first failure):
+they are the only way a race's case gets small within its runs (ddmin over a course graph at
+three tries a candidate goes nowhere), and a race that fails one run in two still hides from all
+of them only once in 2^16 (two nested starts of 8 tries each).
 """
 from __future__ import annotations
 
@@ -48,6 +52,7 @@ import numpy as np
 
 FAILURE_KINDS = ("wrong", "crash", "timeout")
 VERTEX_DDMIN_EDGES = 32       # graphs up to this many edges skip ddmin over vertices
+START_TRIES = 8               # runs of each starting point of a race (tries > 1), stopping at a failure
 
 
 @dataclass(frozen=True)
@@ -153,18 +158,20 @@ class Reducer:
         """Does the program fail on this candidate (in any of `tries` runs)?"""
         return self.first_failing([graph]) == 0
 
-    def first_failing(self, candidates: list[EdgeList]) -> int | None:
-        """The lowest index of a candidate that fails (in any of `tries` runs), or None. Up to
-        `jobs` candidates run at once; the runs charged are those a one-at-a-time search would
-        have made (every try of the candidates before the one taken, and its tries up to its
-        failure), so the outcome and the count are the same at any --jobs and on any machine."""
+    def first_failing(self, candidates: list[EdgeList], tries: int | None = None) -> int | None:
+        """The lowest index of a candidate that fails (in any of `tries` runs, the reducer's
+        unless given), or None. Up to `jobs` candidates run at once; the runs charged are those a
+        one-at-a-time search would have made (every try of the candidates before the one taken,
+        and its tries up to its failure), so the outcome and the count are the same at any --jobs
+        and on any machine."""
+        tries = tries or self.tries
         start = 0
         while start < len(candidates):
             self._check_budget()
-            affordable = max(1, (self.budget.runs - self.runs) // self.tries)
+            affordable = max(1, (self.budget.runs - self.runs) // tries)
             group = candidates[start:start + min(self.jobs, affordable)]
             failed_at: list[int | None] = [None] * len(group)     # the try on which each failed
-            for attempt in range(self.tries):
+            for attempt in range(tries):
                 pending = [i for i, f in enumerate(failed_at) if f is None]
                 if not pending or (failed_at[0] is not None):
                     break
@@ -175,13 +182,13 @@ class Reducer:
                         failed_at[i] = attempt
                 if any(f is not None for f in failed_at):
                     first = next(i for i, f in enumerate(failed_at) if f is not None)
-                    if all(failed_at[j] is not None or attempt + 1 >= self.tries for j in range(first)):
+                    if all(failed_at[j] is not None or attempt + 1 >= tries for j in range(first)):
                         break
             for index, attempt in enumerate(failed_at):
                 if attempt is not None:
-                    self._charge(self.tries * index + attempt + 1)
+                    self._charge(tries * index + attempt + 1)
                     return start + index
-            self._charge(self.tries * len(group))
+            self._charge(tries * len(group))
             start += len(group)
         return None
 
@@ -206,7 +213,8 @@ class Reducer:
         stopped = "1-minimal"
         try:
             starts = [(why, g) for why, g in starts if 0 < g.edges < graph.edges]
-            taken = self.first_failing([g for _, g in starts])
+            taken = self.first_failing([g for _, g in starts],
+                                       tries=max(self.tries, START_TRIES) if self.tries > 1 else 1)
             if taken is not None:
                 best = graph = self._accept(starts[taken][1], f"started from {starts[taken][0]}")
             compact = renumber(graph)
