@@ -24,9 +24,9 @@ class Mutant:
 
 
 SEMANTICS = ("tests/test_gpu_semantics.py",)
-METHODS = ("tests/test_gpu_semantics.py", "tests/test_methods.py", "-k", "not real_graphs")
+METHODS = ("tests/test_gpu_semantics.py", "tests/test_methods.py", "tests/test_gpu_wide.py", "-k", "not real_graphs")
 CLASSICS = ("tests/test_gpu_semantics.py", "tests/test_classics.py", "-k", "not real_graphs")
-OPT = ("tests/test_gpu_semantics.py", "tests/test_opt.py")
+OPT = ("tests/test_gpu_semantics.py", "tests/test_opt.py", "tests/test_gpu_wide.py")
 TILES = ("tests/test_tiles.py", "-k", "gpu")
 APSP = ("tests/test_apsp.py", "tests/test_apsp_narrow.py")
 PATHS = ("tests/test_paths.py",)

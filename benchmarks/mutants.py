@@ -192,9 +192,15 @@ def run_mutants(mutants: list[Mutant], cpu: bool = False, jobs: int = 4, budget_
             return list(pool.map(one, enumerate(mutants)))
 
 
+def argued_equivalent(outcome: Outcome) -> bool:
+    """A survivor that cu_mutants.EQUIVALENT argues no test can catch (its reason is in the table)."""
+    return outcome.verdict == "survived" and outcome.mutant.name in cu_mutants.EQUIVALENT
+
+
 def score(outcomes: list[Outcome]) -> tuple[int, int]:
-    """(caught, judged): a timeout counts as caught; stale, error and not run are not judged."""
-    judged = [o for o in outcomes if o.verdict in COUNTED]
+    """(caught, judged): a timeout counts as caught; stale, error, not run and survivors argued
+    equivalent are not judged."""
+    judged = [o for o in outcomes if o.verdict in COUNTED and not argued_equivalent(o)]
     return sum(o.verdict != "survived" for o in judged), len(judged)
 
 
@@ -220,6 +226,7 @@ def score_line(label: str, outcomes: list[Outcome]) -> str:
     caught, judged = score(outcomes)
     share = f"{100 * caught / judged:.0f} %" if judged else "n/a"
     others = {v: sum(o.verdict == v for o in outcomes) for v in ("stale", "error", "not run", "baseline fails")}
+    others["argued equivalent"] = sum(argued_equivalent(o) for o in outcomes)
     extra = ", ".join(f"{n} {v}" for v, n in others.items() if n)
     return f"{label}: {caught} / {judged} caught ({share})" + (f"; {extra} (not judged)" if extra else "")
 

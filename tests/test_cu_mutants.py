@@ -48,3 +48,23 @@ def test_a_generated_mutant_is_planted_where_it_says(tmp_path):
     tree = planted(base, tmp_path / "copy", next(m for m in mutants if "add-assign" in m.name))
     assert "x[i] = 1;" in (tree / "sssp_gpu" / "kernels" / "k.cu").read_text()
     assert (base / "sssp_gpu" / "kernels" / "k.cu").read_text() == source
+
+
+def test_every_argued_equivalent_mutant_is_one_that_is_generated_and_names_what_it_changes():
+    """A kernel edit that moves a line renames its mutants: a stale entry would excuse nothing and
+    a renamed survivor would count again, so the list must be sorted again then."""
+    names = {m.name: m for m in cu_mutants.generated()}
+    for name, reason in cu_mutants.EQUIVALENT.items():
+        assert name in names, name
+        assert len(reason) > 30, name
+
+
+def test_only_survivors_argued_equivalent_leave_the_score():
+    from benchmarks.mutants import Outcome, score, table
+    mutants = {m.name: m for m in cu_mutants.generated()}
+    equivalent = mutants[next(iter(cu_mutants.EQUIVALENT))]
+    other = next(m for name, m in mutants.items() if name not in cu_mutants.EQUIVALENT)
+    outcomes = [Outcome(equivalent, "survived"), Outcome(other, "survived"), Outcome(other, "caught")]
+    assert score(outcomes) == (1, 2)
+    assert score([Outcome(equivalent, "caught")]) == (1, 1)       # caught counts whatever the list says
+    assert "1 argued equivalent" in table(outcomes)
