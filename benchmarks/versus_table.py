@@ -84,8 +84,8 @@ class VersusTable:
         if self.tile_goals:
             lines.append("issue 26's goals for opt (its own row takes tiles by itself on grids; the -tile rows ask "
                          "for them, cap 16): " + "; ".join(self.tile_goals))
-        missing = len(self.graphs) - len(self.rows)
-        progress = [f"(written as rows finish: {len(self.rows)} of {len(self.graphs)} graphs so far)"] if missing else []
+        done, total = len(self.rows), len(self.graphs)
+        progress = [f"(written as rows finish: {done} of {total} graphs so far)"] if done < total else []
         return rows, [self.header] + lines + self.notes + progress
 
     def publish(self) -> None:
