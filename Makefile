@@ -2,7 +2,8 @@
 # make test   : the test suite (CPU; GPU tests skip without a GPU)
 # make test-gpu: the GPU suite; a missing GPU is a failure
 # make bench  : every benchmark table, <= 8 min on the GPU machine (BENCH_SCALE=ci: tiny graphs, any machine)
-# make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min
+# make bench-quick: the headline tables (wall time per method; opt vs gapbs, Gunrock, scipy), <= 2 min;
+#                  the versus table is rewritten to build/bench/tables/versus.md as each graph finishes
 # make bench-classics: the seed papers' methods (vbf, harish, dijkstra, FW, min-plus) beside the papers' tables
 # make bench-sweep: issue 25's sweeps warm and cold (default, gpu.toml, full.toml) and ./sssp's wall, <= 8 min
 # make mutants: plant each kernel/host mutant of benchmarks/mutant_list.py, and a fixed sample of generated operator mutants

@@ -63,17 +63,33 @@ def median(values) -> float:
     return float(statistics.median(list(values)))
 
 
-def print_table(title: str, columns: list[str], rows: list[list], notes: list[str] | None = None) -> None:
+def format_table(title: str, columns: list[str], rows: list[list], notes: list[str] | None = None) -> str:
+    """A Markdown table under a ``##`` title, the notes after it, each a paragraph."""
     text = [[str(c) for c in columns]] + [[cell(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in text) for i in range(len(columns))]
-    print(f"\n## {title}\n")
-    print("| " + " | ".join(c.ljust(w) for c, w in zip(text[0], widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in text[1:]:
-        print("| " + " | ".join(c.rjust(w) for c, w in zip(row, widths)) + " |")
+    lines = [f"## {title}", "", "| " + " | ".join(c.ljust(w) for c, w in zip(text[0], widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += ["| " + " | ".join(c.rjust(w) for c, w in zip(row, widths)) + " |" for row in text[1:]]
     for note in notes or []:
-        print(f"\n{note}")
-    print(flush=True)
+        lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+def print_table(title: str, columns: list[str], rows: list[list], notes: list[str] | None = None) -> None:
+    print("\n" + format_table(title, columns, rows, notes), flush=True)
+
+
+def write_table(path: Path | None, title: str, columns: list[str], rows: list[list],
+                notes: list[str] | None = None) -> None:
+    """The table as it stands, replacing ``path`` whole (readers see the old file or the new
+    one, never half): called after every row, so an interrupted run keeps what it measured."""
+    if path is None:
+        return
+    from sssp_common.files import atomic_writer
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(path) as stream:
+        stream.write(format_table(title, columns, rows, notes))
 
 
 def cell(value) -> str:

@@ -10,7 +10,9 @@ other table waits for them (nothing timed on the host's cores overlaps the prepa
 budget (``--budget``, default 115 s quick / 450 s full, counted from the start of preparation,
 so a cold run's wait for graphs comes out of it) is split among the tables; an item that would
 overrun its table's share is skipped and listed at the end. Every measurement is appended to
-build/bench/results.jsonl as it is made. ``BENCH_SCALE`` (ci|full) sets the default scale.
+build/bench/results.jsonl as it is made, and the versus table is rewritten whole to
+build/bench/tables/versus.md after each graph's row (``--results``/``--tables`` move them):
+a run cut short keeps what it measured. ``BENCH_SCALE`` (ci|full) sets the default scale.
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ class Settings:
     out_dir: Path
     graphs: tuple = ()  # graph keys the versus/outcore tables use (empty: all six)
     early: object = None  # gunrock_early.Early: Gunrock processes loading while the graphs are prepared
+    tables_dir: Path | None = None  # tables rewritten here as their rows finish (versus.md); None: printed only
     wall_repeats: int = 3
     opt_repeats: int = 5
     fresh_runs: int = 5  # fresh ./sssp processes a graph in the versus table (at least 3 of them)
@@ -77,6 +80,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="gapbs input: wsg (serialized, read in <1 s; default) or wel (text)")
     parser.add_argument("--threads", type=int, default=min(16, os.cpu_count() or 1), help="gapbs threads (16)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="JSON lines appended here")
+    parser.add_argument("--tables", type=Path, default=None, metavar="DIR",
+                        help="tables rewritten here as their rows finish (versus.md; default: a tables folder "
+                             "beside --results)")
     parser.add_argument("--graphs-dir", type=Path, default=None, help="graph cache (default build/bench/graphs)")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "build" / "bench" / "out",
                         help="where ./sssp's output files go")
@@ -99,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"benchmarks.run: unknown graph key(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
-    settings = Settings(args.scale, args.quick, args.gapbs_format, args.threads, args.out_dir, keys)
+    settings = Settings(args.scale, args.quick, args.gapbs_format, args.threads, args.out_dir, keys,
+                        tables_dir=args.tables if args.tables is not None else args.results.parent / "tables")
     if args.scale == "ci":
         settings.wall_repeats, settings.opt_repeats, settings.kernel_repeats, settings.fresh_runs = 1, 2, 1, 1
         settings.gunrock_runs, settings.run_timeout = 2, 60.0

@@ -8,8 +8,11 @@ CUDA-event time, median of 5 after a warm-up, fresh state per run, every run's d
 to scipy's Dijkstra exactly. gapbs (delta-stepping on 16 host cores, best Δ of a small set,
 "Average Time" of 5 trials) and Gunrock (the same GPU, median of ``process_times`` over 7 runs)
 read the same graph, written once per format. scipy is the ``dijkstra`` call alone on one core
-(matrix built beforehand). Goals, judged on the fresh-process figure: gapbs/opt >= 5x,
-Gunrock/opt >= 3x on every graph.
+(matrix built beforehand). Goals, judged on the fresh-process figures: gapbs/opt >= 5x,
+Gunrock/opt >= 3x on every graph, and issue 40's bounds (``benchmarks.fresh_goals``: grid setup
+and wall, the road stand-in's printed time) on the same processes' wall and setup, which are
+columns of the table too (no process is started for them). The table is rewritten to
+``<tables dir>/versus.md`` after every graph (``benchmarks.versus_table``).
 """
 from __future__ import annotations
 
@@ -17,14 +20,12 @@ import time
 
 import numpy as np
 
-from . import verdicts
 from .common import median, print_table, ratio, goal_text
 from .verdicts import Baseline
+from .versus_table import COLUMNS, GAPBS_GOAL, GUNROCK_GOAL, VersusTable, table_row
 
-GAPBS_GOAL, GUNROCK_GOAL, OUTCORE_GOAL = 5.0, 3.0, 2.0
+OUTCORE_GOAL = 2.0
 FRESH_MIN, FRESH_MAX = 3, 5  # fresh ./sssp processes a graph: never fewer (reserved), more while the budget allows
-COLUMNS = ["graph", "opt ms (fresh ./sssp)", "opt ms (warm, in-process)", "gapbs ms", "gapbs/opt", "Gunrock ms",
-           "Gunrock/opt", "scipy ms", "rounds", "relax/edge", "check"]
 # opt -tile N (issue 26, item 1): an extra row on the graphs with locality, tiles asked for
 # explicitly (step cap 16), and its goals in ms at full scale (grid weighted, grid unit, road
 # stand-in); opt's own row takes tiles by itself on grids (cap 32)
@@ -91,7 +92,9 @@ def time_opt(graph, sync: str, device, repeats: int, expected: np.ndarray, budge
 def fresh_opt(settings, key: str, budget, what: str) -> dict:
     """opt as users run it: fresh ``./sssp`` processes on the graph's SNAP text (parse cache
     filled by the preparation), :data:`FRESH_MIN` always, up to ``settings.fresh_runs`` while the
-    budget allows. ``ms``: the median printed kernel time (None when no process printed one)."""
+    budget allows. Medians over the processes that printed a time: ``ms`` (the printed kernel
+    time), ``process_wall_s`` (start to exit, measured here), ``wall_line_s`` and ``setup_s``
+    (their ``wall:`` line); each None when no process gave it. The per-process lists beside."""
     from . import graphs
     from .fresh import run_opt
 
@@ -109,29 +112,16 @@ def fresh_opt(settings, key: str, budget, what: str) -> dict:
     good = [r for r in runs if r["ok"]]
 
     def stage(name):
-        values = [r["stages"][name] for r in good if r["stages"] and name in r["stages"]]
+        return [r["stages"][name] for r in good if r["stages"] and name in r["stages"]]
+
+    def middle(values):
         return median(values) if values else None
 
-    return {"ms": median(r["printed_ms"] for r in good) if good else None, "printed_ms": [r["printed_ms"] for r in good],
-            "processes": len(runs), "wall_s": stage("total"), "setup_s": stage("setup"),
+    printed, walls, setups = [r["printed_ms"] for r in good], [r["wall_s"] for r in good], stage("setup")
+    return {"ms": middle(printed), "printed_ms": printed, "processes": len(runs),
+            "process_wall_s": middle(walls), "process_walls_s": walls, "wall_line_s": middle(stage("total")),
+            "setup_s": middle(setups), "setups_s": setups,
             "failed": next((r["detail"] for r in runs if not r["ok"]), "")}
-
-
-def table_row(label: str, fresh_ms, warm_ms, gap: Baseline, gun: Baseline, scipy_ms, rounds, relax: str,
-              check: str, ratios: bool = True) -> list:
-    """One row of the versus table: the fresh-process figure is the one the ratios divide by
-    (``ratios`` False: an in-process extra row, no ratios)."""
-    def cell(baseline):
-        return verdicts.ratio_cell(baseline, fresh_ms) if ratios else "—"
-
-    return [label, fresh_ms, warm_ms, gap.cell(), cell(gap), gun.cell(), cell(gun), scipy_ms, rounds, relax, check]
-
-
-def goal_lines(judged: list[tuple[str, float | None, dict[str, Baseline]]]) -> list[str]:
-    """The gapbs and Gunrock goal lines over (graph label, opt's fresh-process ms, baselines by
-    name): users run ./sssp once, so the goals judge what one fresh process prints."""
-    return [verdicts.verdict(name, goal, [(label, fresh_ms, baselines[name]) for label, fresh_ms, baselines in judged])
-            for name, goal in (("gapbs", GAPBS_GOAL), ("Gunrock", GUNROCK_GOAL))]
 
 
 def _check(measurement: dict) -> str:
@@ -156,20 +146,28 @@ def bench(settings, budget, record, device) -> dict:
         print(f"  {name}: {why}: not measured", flush=True)
     cache = baselines.cache_from_env()
     deltas = DELTAS_QUICK if settings.quick else DELTAS_FULL
-    rows, measured, failures, notes, tile_goals, judged = [], {}, 0, [], [], []
-    for spec in graphs.specs(settings.scale):
-        if settings.graphs and spec.key not in settings.graphs:
-            continue
+    chosen = [spec for spec in graphs.specs(settings.scale) if not settings.graphs or spec.key in settings.graphs]
+    header = (f"goals: gapbs/opt >= {GAPBS_GOAL:g}x, Gunrock/opt >= {GUNROCK_GOAL:g}x on every graph "
+              f"(gapbs: {settings.threads} threads, {settings.gapbs_format} input; Gunrock: "
+              f".mtx input; opt: bsize 1024, kernel time incl. filtering, judged on the median printed by "
+              f">= {min(FRESH_MIN, settings.fresh_runs)} fresh ./sssp processes, whose wall (measured outside "
+              f"each process, start to exit) and setup (its `wall:` line) are the next columns; the warm column: "
+              f"median of {settings.opt_repeats} in this process after a warm-up, every run checked against scipy)")
+    table = VersusTable(f"opt incore against gapbs, Gunrock and scipy ({device.timing_label})", settings.scale,
+                        [(spec.key, spec.label) for spec in chosen], header, settings.tables_dir)
+    measured, failures = {}, 0
+    table.publish()  # every graph "not measured yet": a file from the start
+    for spec in chosen:
         # loading, scipy and opt's first run: ~60 ns per edge on the GPU machine's host (LiveJournal ~4 s)
         if not budget.allows(graphs.meta(settings.scale, spec.key)["m"] * 6e-8 + 0.3, f"{spec.label}: the whole row"):
-            rows.append([spec.label, "not measured (skipped for time)"] + [None] * (len(COLUMNS) - 2))
-            judged.append((spec.label, None, {name: Baseline.missing("row skipped for time") for name in binaries}))
+            table.add(spec.key, [[spec.label, "not measured (skipped for time)"] + [None] * (len(COLUMNS) - 2)],
+                      None, {name: Baseline.missing("row skipped for time") for name in binaries})
             continue
         graph = graphs.load(settings.scale, spec.key)
         expected, scipy_ms = scipy_dijkstra(graph.n, graphs.load_csr(settings.scale, spec.key))
         fresh = fresh_opt(settings, spec.key, budget, f"{spec.label}: opt as a fresh ./sssp")
         if fresh["failed"]:
-            notes.append(f"{spec.label}: a fresh ./sssp failed: {fresh['failed'][-200:]}")
+            table.notes.append(f"{spec.label}: a fresh ./sssp failed: {fresh['failed'][-200:]}")
         opt = time_opt(graph, "incore", device, settings.opt_repeats, expected, budget, f"{spec.label}: opt incore")
         measured[spec.key] = {"graph": graph, "expected": expected, "incore": opt, "label": spec.label}
         failures += opt["wrong_vertices"] > 0
@@ -187,7 +185,7 @@ def bench(settings, budget, record, device) -> dict:
                 continue
             got[name] = _baseline(cache, name, binaries[name], graph_file, device.name, run_settings, run_tool)
             if got[name].ms is None:
-                notes.append(f"{spec.label}: {name} failed: {got[name].note}")
+                table.notes.append(f"{spec.label}: {name} failed: {got[name].note}")
         gap, gun = got["gapbs"], got["Gunrock"]
         tiled = None
         if spec.key in TILE_GOALS_MS:
@@ -199,29 +197,21 @@ def bench(settings, budget, record, device) -> dict:
                gapbs_threads=settings.threads, gapbs_format=settings.gapbs_format, gunrock_ms=gun.ms,
                gunrock_source=gun.source, gunrock_detail=gun.note, opt_tile=tiled, opt_tile_size=TILE_BENCH,
                opt_fresh=fresh)
-        judged.append((spec.label, fresh["ms"], got))
-        row = table_row(spec.label, fresh["ms"], opt["ms"], gap, gun, scipy_ms, opt["rounds"],
+        row = table_row(spec.label, fresh, opt["ms"], gap, gun, scipy_ms, opt["rounds"],
                         f"{opt['relax_per_edge']:.2f}", _check(opt))
-        rows.append(row)
-        print(f"  {spec.label}: opt {_ms(fresh['ms'])} ms fresh ({len(fresh['printed_ms'])} processes), "
-              f"{opt['ms']:.3f} ms warm | gapbs {gap.cell()} ({row[4]}) | Gunrock {gun.cell()} ({row[6]}) | "
-              f"scipy {scipy_ms:.1f} ms", flush=True)
+        rows = [row]
         if tiled is not None:  # in-process only: an extra beside opt's own row, judged by none of the goals
             rows.append(table_row(f"{spec.label}, opt -tile {TILE_BENCH}", None, tiled["ms"], gap, gun, scipy_ms,
-                                  tiled["rounds"], f"{tiled['relax_per_edge']:.2f}", _check(tiled), ratios=False))
-            tile_goals.append(_tile_goal(settings.scale, spec, tiled["ms"], fresh["ms"]))
+                                  tiled["rounds"], f"{tiled['relax_per_edge']:.2f}", _check(tiled)))
+            table.tile_goals.append(_tile_goal(settings.scale, spec, tiled["ms"], fresh["ms"]))
+        table.add(spec.key, rows, fresh, got)
+        print(f"  {spec.label}: opt {_ms(fresh['ms'])} ms fresh ({len(fresh['printed_ms'])} processes, wall "
+              f"{_s(fresh['process_wall_s'])} s, setup {_s(fresh['setup_s'])} s), {opt['ms']:.3f} ms warm | "
+              f"gapbs {gap.cell()} ({row[COLUMNS.index('gapbs/opt')]}) | Gunrock {gun.cell()} "
+              f"({row[COLUMNS.index('Gunrock/opt')]}) | scipy {scipy_ms:.1f} ms", flush=True)
+        if tiled is not None:
             print(f"  {spec.label}: opt -tile {TILE_BENCH} {tiled['ms']:.3f} ms", flush=True)
-    goals = (f"goals: gapbs/opt >= {GAPBS_GOAL:g}x, Gunrock/opt >= {GUNROCK_GOAL:g}x on every graph "
-             f"(gapbs: {settings.threads} threads, {settings.gapbs_format} input; Gunrock: "
-             f".mtx input; opt: bsize 1024, kernel time incl. filtering, judged on the median printed by "
-             f">= {min(FRESH_MIN, settings.fresh_runs)} fresh ./sssp processes; the warm column: median of "
-             f"{settings.opt_repeats} in this process after a warm-up, every run checked against scipy)")
-    lines = goal_lines(judged)
-    if tile_goals:
-        lines.append(f"issue 26's goals for opt (its own row takes tiles by itself on grids; the -tile {TILE_BENCH} "
-                     f"rows ask for them, cap 16): " + "; ".join(tile_goals))
-    print_table(f"opt incore against gapbs, Gunrock and scipy ({device.timing_label})", COLUMNS, rows,
-                [goals] + lines + notes)
+    table.finish()
     measured["_failures"] = failures
     return measured
 
@@ -240,6 +230,10 @@ def _tile_goal(scale: str, spec, tiled_ms: float, opt_ms: float | None) -> str:
 
 def _ms(value) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+def _s(value) -> str:
+    return "—" if value is None else f"{value:.2f}"
 
 
 def mandatory_seconds(settings, device_is_gpu: bool = True) -> float:

@@ -37,18 +37,22 @@ def _launch(graph: Graph, run: Run) -> str:
     return f"{run.bcount} blocks x {run.bsize} threads (grid-stride over vertices)"
 
 
-def _relax_cpu(dist_read, dist_write, vertices, row_ptr, heads, weights, inf):
-    """Relax the out-edges of ``vertices`` (finite distances) into ``dist_write``; the improved heads."""
+def _relax_cpu(dist_read, dist_write, vertices, row_ptr, heads, weights, inf, improved) -> int:
+    """Relax the out-edges of ``vertices`` (finite distances) into ``dist_write``, set the
+    improved heads in the boolean mask ``improved`` and return the edges relaxed. The mask is
+    the dedup: a head improved by several edges is set once, in O(frontier) writes (a
+    np.unique here sorted every step's heads, once per grid-stride step of every round)."""
     edge, tail = out_edges(row_ptr, vertices)
     if edge.size == 0:
-        return np.zeros(0, dtype=np.int64), 0
+        return 0
     head = heads[edge].astype(np.int64)
     candidate = np.minimum(dist_read[tail].astype(np.int64) + weights[edge], inf)
     before = dist_write[head]
     better = candidate < before
     head, candidate = head[better], candidate[better]
     np.minimum.at(dist_write, head, candidate.astype(dist_write.dtype))
-    return np.unique(head), edge.size
+    improved[head] = True
+    return edge.size
 
 
 def run_cpu(graph: Graph, run: Run) -> Result:
@@ -61,7 +65,8 @@ def run_cpu(graph: Graph, run: Run) -> Result:
     dist = np.full(graph.n, inf, dtype=dtype)
     dist[0] = 0
     flag = run.method == "vbf-flag"
-    mask = np.zeros(graph.n, dtype=bool)
+    # this round's mask and the next's, swapped each round and cleared, never reallocated
+    mask, next_mask = np.zeros(graph.n, dtype=bool), np.zeros(graph.n, dtype=bool)
     mask[0] = True
     step = _threads(graph, run)
     timer = CpuTimer()
@@ -70,23 +75,19 @@ def run_cpu(graph: Graph, run: Run) -> Result:
         rounds += 1
         with timer.region():
             active = np.flatnonzero(mask) if flag else np.flatnonzero(dist != inf)
-            next_mask = np.zeros(graph.n, dtype=bool)
+            next_mask.fill(False)
             if run.sync == "outcore":
                 cur = dist.copy()
-                improved, count = _relax_cpu(dist, cur, active, row_ptr, heads, weights, inf)
-                next_mask[improved] = True
-                relaxed += count
+                relaxed += _relax_cpu(dist, cur, active, row_ptr, heads, weights, inf, next_mask)
                 dist = cur
             else:
                 for start in range(0, graph.n, step):
-                    if flag:
-                        part = active[(active >= start) & (active < start + step)]
+                    if flag:  # active is sorted: the step's slice by two binary searches
+                        part = active[np.searchsorted(active, start):np.searchsorted(active, start + step)]
                     else:  # the GPU reads each distance when its thread gets there
                         part = start + np.flatnonzero(dist[start:start + step] != inf)
-                    improved, count = _relax_cpu(dist, dist, part, row_ptr, heads, weights, inf)
-                    next_mask[improved] = True
-                    relaxed += count
-            mask = next_mask
+                    relaxed += _relax_cpu(dist, dist, part, row_ptr, heads, weights, inf, next_mask)
+            mask, next_mask = next_mask, mask
         if not mask.any():
             break
     return Result(to_result_dist(dist), timer.total_ms(), 0.0, rounds, relaxed, 0,
