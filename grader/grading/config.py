@@ -20,7 +20,7 @@ from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern, nested_quant
 GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns",
                 "counterexamples"}
 COUNTEREXAMPLE_KEYS = {"share", "floor_s", "max_runs", "max_seconds", "search_graphs", "tries"}
-SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail"}   # the jail: --unsafe only
+SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail", "mps"}   # the jail: --unsafe only
 
 
 @dataclass(frozen=True)
