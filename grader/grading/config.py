@@ -18,7 +18,7 @@ from grader.grading.submission import Limits
 from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern, nested_quantifier
 
 GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns",
-                "counterexamples"}
+                "counterexamples", "mps"}
 COUNTEREXAMPLE_KEYS = {"share", "floor_s", "max_runs", "max_seconds", "search_graphs", "tries"}
 SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail", "mps"}   # the jail: --unsafe only
 
@@ -33,6 +33,7 @@ class Grading:
     sandbox: Sandbox
     patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
     counterexamples: Settings = field(default_factory=Settings)
+    mps: bool = False               # each student's runs as clients of their own MPS daemon (grade --mps)
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,12 @@ def load_grading(path: Path | str, *, nvcc=None, arch=None, rubric: Path | str |
                          quota_mb=int(_number(grading, "build_quota_mb", 4096, path)))
     limits = Limits(max_bytes=int(_number(grading, "max_submission_mb", 200, path)) << 20,
                     max_files=int(_number(grading, "max_files", 20000, path)))
+    mps = grading.get("mps", False)
+    if not isinstance(mps, bool):
+        raise ConfigError(f"{path}: grading.mps must be true or false, got {mps!r}")
     return Grading(matrix, loaded, rubric_path, build, limits, _sandbox(grading.get("sandbox", {}), path),
-                   _patterns(grading.get("patterns"), path), _counterexamples(grading.get("counterexamples", {}), path))
+                   _patterns(grading.get("patterns"), path), _counterexamples(grading.get("counterexamples", {}), path),
+                   mps=mps)
 
 
 def _counterexamples(table, path: Path) -> Settings:

@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from grader.grading import counterexamples, gradebook, reportpdf, schedule
+from grader.grading import counterexamples, gradebook, mps_turn, reportpdf, schedule
 from grader.grading.config import GradeRun
 from grader.grading.diagnosis import results_test as diagnosis_test
 from grader.grading.rubric import grader_failure, score
@@ -109,14 +109,17 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
                           sandbox=grading.sandbox, patterns=grading.patterns, program_path=Path(built["program"]),
                           record_extra={"student": student, "build_options": options.recorded()})
         progress = Progress(len(todo), unit="runs", label=student, stream=err, quiet=quiet)
-        tasks = {task.cell.run_id: task for task in tasks_for(todo, graphs, runner, provenance, run_cell)}
-        for key, task in tasks.items():
-            pool.submit(key, task)
-        for task, row in rows_as_they_come(pool, tasks):   # the rows as they come back, each written once
-            store.append(row)
-            rows[task.cell.run_id] = done[task.cell.run_id] = row
-            data = publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
-            progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
+        make = lambda chosen, with_runner: {t.cell.run_id: t for t in tasks_for(chosen, graphs, with_runner,  # noqa: E731
+                                                                                provenance, run_cell)}
+        say = lambda line: print(line, file=err)   # noqa: E731
+        with mps_turn.turn(classrun, runner, student, grading.sandbox.uid, say) as turn:   # plain without --mps
+            for task, row in mps_turn.rows_of(pool, make, todo, turn):   # the rows as they come back, each written once
+                store.append(row)
+                rows[task.cell.run_id] = done[task.cell.run_id] = row
+                data = publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
+                progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
+        if turn.notes:
+            extra["mps"] = turn.notes
         progress.close()
         # compute-sanitizer before the last publish: its findings go into results.json and the page
         schedule.diagnose(classrun, student, folder, tree, area, program_id, rows, cells, graphs, grading,

@@ -98,6 +98,20 @@ def mps_error(text: str) -> bool:
     return any(word in head for word in ERROR_WORDS)
 
 
+def gpu_uuid(gpu: str | None) -> str:
+    """The UUID of GPU index `gpu` ('' when there is none or it cannot be read): the daemon and its
+    clients name their device by it (an index would be renumbered for the clients)."""
+    if gpu is None:
+        return ""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader", "-i", str(gpu)],
+                              capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    found = done.stdout.strip()
+    return found if done.returncode == 0 and found.startswith("GPU-") and "\n" not in found else ""
+
+
 def uid_processes(uid: int) -> dict[int, str]:
     """pid -> state letter of every process whose real uid is uid (one pass over /proc)."""
     found = {}
