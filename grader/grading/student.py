@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from grader.grading import counterexamples, gradebook, mps_turn, reportpdf, schedule
+from grader.grading import counterexamples, gradebook, mps_turn, reportpdf, reruns, schedule
 from grader.grading.config import GradeRun
 from grader.grading.diagnosis import results_test as diagnosis_test
 from grader.grading.rubric import grader_failure, score
@@ -78,9 +78,13 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         [tree_digest(tree), options.recorded(), template]).encode()).hexdigest()[:24]
     cells = [c for c in expand(grading.matrix, program_id=program_id, label=student) if c.graph in graphs]
     todo = [c for c in cells if c.run_id not in done or grader_failure(done[c.run_id])]
+    plan = reruns.Plan(grading.reruns, cells, todo, done)   # [grading] reruns: the runs the verdicts need
+    todo = plan.pending
     previous_build = _read_json(folder / "build.json")
     extra = {"program_id": program_id, "build_options": options.recorded(), "student": student,
              "report_found": report["found"], **({"output": "; ".join(notes)} if notes else {})}
+    if plan.skipped():
+        extra["skipped_runs"] = plan.skipped()
     if not todo and previous_build.get("program_id") == program_id:
         built = previous_build
     elif not unpacked.makefile:   # nothing to build: say what is there instead, in one line
@@ -113,13 +117,17 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
                                                                                 provenance, run_cell)}
         say = lambda line: print(line, file=err)   # noqa: E731
         with mps_turn.turn(classrun, runner, student, grading.sandbox.uid, say) as turn:   # plain without --mps
-            for task, row in mps_turn.rows_of(pool, make, todo, turn):   # the rows as they come back, each written once
+            for task, row in mps_turn.rows_of(pool, make, plan.now, turn, plan.after):   # each row written once
                 store.append(row)
                 rows[task.cell.run_id] = done[task.cell.run_id] = row
+                if plan.skipped():
+                    extra["skipped_runs"] = plan.skipped()
                 data = publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
                 progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
         if turn.notes:
             extra["mps"] = turn.notes
+        if plan.skipped():   # the last row's skips are known only once the loop has ended
+            extra["skipped_runs"] = plan.skipped()
         progress.close()
         # compute-sanitizer before the last publish: its findings go into results.json and the page
         schedule.diagnose(classrun, student, folder, tree, area, program_id, rows, cells, graphs, grading,
