@@ -150,3 +150,24 @@ def test_grading_mps_must_be_true_or_false(tmp_path):
     err = io.StringIO()
     code = grade_class([mps_class(tmp_path)], tmp_path / "out", config=config, stdout=io.StringIO(), err=err)
     assert code == 2 and "grading.mps must be true or false" in err.getvalue() and str(config) in err.getvalue()
+
+
+def test_grade_speed_copies_the_class_and_compares_with_and_without_mps(tmp_path, fake_daemon, capsys):
+    from benchmarks import grade_speed
+    source = tmp_path / "source"
+    for name in ("right", "wrong"):
+        shutil.copytree(ROOT / "examples" / "class" / name, source / name)
+    code = grade_speed.main([str(source), "--students", "3", "--mps", "--jobs", "2", "--config", str(CONFIG),
+                             "--out", str(tmp_path / "speed")])
+    said = capsys.readouterr().out
+    assert code == 0, said
+    assert sorted(p.name for p in (tmp_path / "speed" / "class-3").iterdir()) == ["s000-right", "s001-wrong", "s002-right"]
+    assert "grade_speed: mps" in said and "jobs vs mps: gradebook and every verdict identical" in said
+    rows = latest_rows(tmp_path / "speed" / "mps")
+    assert len(rows) == 3 * 26 and all(r["mps"] is True for r in rows.values())
+    # a verdict that differs is found and named
+    runs = tmp_path / "speed" / "mps" / "runs.jsonl"
+    first = json.loads(runs.read_text().splitlines()[0])
+    runs.write_text(runs.read_text() + json.dumps({**first, "status": "wrong", "distances": "wrong"}) + "\n")
+    found = grade_speed.differences(tmp_path / "speed" / "jobs", tmp_path / "speed" / "mps")
+    assert len(found) == 1 and first["student"] in found[0] and "wrong" in found[0]
