@@ -61,8 +61,9 @@ def test_any_configuration_scores_a_setting_once_and_each_scores_every_run():
 
 def two_configurations(folder: Path, rule: str, configurations: str) -> Path:
     rubric = folder / "rubric.toml"
-    rubric.write_text((ROOT / "configs" / "rubric.toml").read_text().replace(
-        'gate = false', f'gate = false\nconfigurations = "{configurations}"', 1))
+    text = (ROOT / "configs" / "rubric.toml").read_text()
+    assert text.count('configurations = "each"') == 1
+    rubric.write_text(text.replace('configurations = "each"', f'configurations = "{configurations}"'))
     text = (EXAMPLES / "grading.toml").read_text()
     text = text.replace("configs = [[256, 8]]", "configs = [[256, 8], [64, 2]]")
     text = text.replace('rubric = "../configs/rubric.toml"', f'rubric = {json.dumps(str(rubric))}\nreruns = "{rule}"')
