@@ -129,3 +129,34 @@ def test_a_jailed_client_gets_the_daemons_uid_folders_and_env(top, uid, cgroup):
     ("wrong distances at vertex 3", False), ("", False), ("x" * (mps.ERROR_SCAN + 10) + "MPS server", False)])
 def test_mps_errors_are_recognised_by_their_words(text, expected):
     assert mps.mps_error(text) is expected
+
+
+def test_a_restart_mid_turn_leaves_the_students_runs_alone(top, uid):
+    import threading
+    daemon = mps.start(uid, uid, top, binary=str(FAKE))
+    ended = {}
+
+    def client():
+        with run_program(lambda out: ["/bin/sh", "-c", "echo started; exec sleep 300"], 600,
+                         sandbox=Sandbox(user="always", mps=daemon.client)) as result:
+            ended["code"] = result.exit_code
+
+    runner = threading.Thread(target=client)
+    runner.start()
+    try:
+        for _ in range(1000):     # the client running in its jail: a process of the uid in another pid namespace
+            jailed = [p for p in mps.living(uid) if p not in mps.outside_jails([p])]
+            if jailed:
+                break
+            mps.time.sleep(0.01)
+        assert jailed and mps.outside_jails(jailed) == []
+        os.kill(int((daemon.log / "daemon.pid").read_text()), signal.SIGKILL)
+        assert daemon.stop(clients_running=True) == []
+        assert all(pid in mps.living(uid) for pid in jailed)       # the student's run is still running
+        daemon.start()
+        assert daemon.alive() and not set(jailed) & daemon.pids    # the new daemon's pids are its own
+    finally:
+        assert daemon.stop() == [] and mps.living(uid) == []        # the turn's end: everything of the uid
+        runner.join(60)
+        daemon.remove()
+    assert not runner.is_alive() and ended["code"] is not None and ended["code"] != 0   # the run was ended, killed

@@ -78,9 +78,9 @@ class Turn:
         if self.daemon is None or self.fallen_back or self.daemon.alive():
             return
         self.generation += 1
-        left = self.daemon.stop()
+        left = self.daemon.stop(clients_running=True)   # the student's runs in flight are left alone
         if left:
-            self._note(f"the MPS daemon's uid still had {len(left)} processes after it stopped; killed")
+            self._note(f"what was left of the MPS daemon ({len(left)} processes) would not end; started anew beside it")
         if self.daemon.starts <= MAX_RESTARTS:
             try:
                 self.daemon.start()

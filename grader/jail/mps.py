@@ -146,6 +146,23 @@ def living(uid: int) -> list[int]:
     return sorted(pid for pid, state in uid_processes(uid).items() if state != "Z")
 
 
+def outside_jails(pids) -> list[int]:
+    """Those of pids in the grader's own pid namespace: the daemon and its server (a jailed client
+    lives in a pid namespace of its own and cannot leave it: seccomp denies setns and unshare)."""
+    try:
+        mine = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return list(pids)
+    found = []
+    for pid in pids:
+        try:
+            if os.readlink(f"/proc/{pid}/ns/pid") == mine:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def _pgid(pid: int) -> int | None:
     try:
         return os.getpgid(pid)
@@ -207,8 +224,8 @@ class Daemon:
             time.sleep(POLL_S)
         else:
             raise MpsError(f"{self.binary} -d made no control pipe in {self.pipe}" + self._log_said())
-        # the uid was leased for this turn and no client has run yet: what runs as it is the daemon's
-        self.pids = set(living(self.uid))
+        # the uid was leased for this turn; what runs as it outside every jail is the daemon's
+        self.pids = set(outside_jails(living(self.uid)))
 
     def alive(self) -> bool:
         """Is a process the daemon started still running? (pids taken at start: a client renaming
@@ -226,9 +243,12 @@ class Daemon:
             return ""
         return f" (control.log: {lines[-1]})" if lines else ""
 
-    def stop(self) -> list[int]:
-        """quit, bounded polls, then kill what is left; returns the uid's processes still alive
-        after all that (expected: none)."""
+    def stop(self, clients_running: bool = False) -> list[int]:
+        """quit, bounded polls, then kill what is left; returns what is still alive after all that
+        (expected: none). clients_running (a restart in the middle of a turn): only the daemon's
+        side (the uid's processes outside every jail) is waited for and killed, not the student's
+        runs in flight; otherwise every process of the uid."""
+        ours = (lambda: outside_jails(living(self.uid))) if clients_running else (lambda: living(self.uid))
         if self.alive():
             try:
                 subprocess.run(self._as_uid([self.binary], namespace=False), env=self._env(), input=b"quit\n",
@@ -236,19 +256,24 @@ class Daemon:
             except (OSError, subprocess.TimeoutExpired):
                 pass
             for _ in range(STOP_POLLS):
-                if not living(self.uid):
+                if not ours():
                     break
                 time.sleep(POLL_S)
-        for pid in living(self.uid):
+        for pid in ours():
             group = _pgid(pid)
-            if group is not None and group > 1 and group != os.getpgrp():
+            if group is not None and group > 1 and group != os.getpgrp() and not clients_running:
                 try:
                     os.killpg(group, signal.SIGKILL)
                 except OSError:
                     pass
-        reaper.kill_uid(self.uid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not clients_running:
+            reaper.kill_uid(self.uid)
         for _ in range(CHECK_POLLS):
-            left = living(self.uid)
+            left = ours()
             if not left:
                 return []
             time.sleep(POLL_S)
