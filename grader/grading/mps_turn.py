@@ -37,7 +37,8 @@ class Turn:
     """One student's way to the GPU: plain runs, or as clients of their MPS daemon."""
 
     def __init__(self, runner, daemon: mps.Daemon | None = None, student: str = "", say: Callable = print):
-        self.plain = dataclasses.replace(runner, record_extra={**runner.record_extra, "mps": False})
+        self.plain = dataclasses.replace(runner, record_extra={**runner.record_extra, "mps": False}) \
+            if runner is not None else None
         self.daemon, self.student, self.say = daemon, student, say
         self.generation = 0          # +1 each time the daemon is found dead
         self.fallen_back = False     # the daemon could not be started again: the rest runs without MPS
@@ -125,11 +126,13 @@ def turn(classrun, runner, student: str, base_uid: int, say: Callable = print) -
                               f"(pids {left[:5]})")
 
 
-def rows_of(pool, make_tasks: Callable, cells: list, turn: Turn, after: Callable = lambda cell, row: []) -> Iterator:
+def rows_of(pool, make_tasks: Callable | None, cells: list, turn: Turn, after: Callable = lambda cell, row: [],
+            sent: dict | None = None) -> Iterator:
     """(task, row) for each run sent, as each comes back: make_tasks(cells, runner) -> {key: task}
-    sends cells; after(cell, row) names cells to send once a row is final (reruns = first-right)."""
-    tasks: dict = {}
-    sent_at: dict = {}
+    sends cells; after(cell, row) names cells to send once a row is final (reruns = first-right);
+    sent: tasks the caller already submitted (key -> task), emptied as their rows come."""
+    tasks: dict = sent if sent is not None else {}
+    sent_at: dict = dict.fromkeys(tasks, turn.generation)
     mps_why: dict = {}
     harness_retried: set = set()
 

@@ -22,7 +22,7 @@ from grader.jail.boundary import remove_tree
 from grader.progress import Progress
 from grader.sweep.cellrun import run_cell
 from grader.sweep.cells import expand
-from grader.sweep.executors.celltask import failure_row, tasks_for
+from grader.sweep.executors.celltask import tasks_for
 from grader.sweep.identity import tree_digest
 from sssp_common.files import write_text_atomically
 
@@ -147,24 +147,10 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
 
 
 def rows_as_they_come(pool, tasks: dict):
-    """(task, row) per submitted run as it comes back, tasks emptied as they do. A run the
-    harness could not judge (rubric.grader_failure) is submitted once more and only its second
-    row counts: a grader's hiccup is never the student's loss, and one that repeats is not
-    right (rubric.score), said so in its detail."""
-    retried = set()
-    for outcome in pool.drain(wait=True):
-        task = tasks.get(outcome.key)
-        if task is None:
-            continue
-        row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
-        if grader_failure(row) and outcome.key not in retried:
-            retried.add(outcome.key)
-            pool.submit(outcome.key, task)
-            continue
-        if grader_failure(row):
-            row = {**row, "detail": f"{row['detail']} (run twice, failed both times)"}
-        del tasks[outcome.key]
-        yield task, row
+    """(task, row) per submitted run as it comes back, tasks emptied as they do (mps_turn.rows_of
+    for tasks already sent, without MPS): a run the harness could not judge is sent once more and
+    only its second row counts (rubric.grader_failure says why)."""
+    yield from mps_turn.rows_of(pool, None, [], mps_turn.Turn(None), sent=tasks)
 
 
 def publish(folder, student, grading, built, cells, rows, extra, page=True, report=None) -> dict:
