@@ -98,7 +98,7 @@ def stopped(monkeypatch):
 def test_mps_grade_matches_plain_and_survives_a_killed_daemon(tmp_path, stopped, monkeypatch):
     if why := mps.unavailable():
         pytest.skip(f"no MPS here: {why}")
-    cfg = config(tmp_path, timeout=60)
+    cfg = config(tmp_path, timeout=30)    # a client that cannot reach MPS must not hold the call for minutes
     submissions = tiny_class(tmp_path)
     code, said = graded(submissions, tmp_path / "plain", cfg, jobs=4)
     assert code == 0, said
@@ -121,7 +121,7 @@ def test_mps_grade_matches_plain_and_survives_a_killed_daemon(tmp_path, stopped,
 
     def label(self, row, generation):   # the first student's daemon killed after their 2nd row
         seen["rows"] += 1
-        if seen["rows"] == 2:
+        if seen["rows"] == 2 and self.daemon is not None:
             for pid in self.daemon.pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
