@@ -163,6 +163,14 @@ def outside_jails(pids) -> list[int]:
     return found
 
 
+def _has_entries(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False
+
+
 def _pgid(pid: int) -> int | None:
     try:
         return os.getpgid(pid)
@@ -218,12 +226,12 @@ class Daemon:
             said = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:LOG_TAIL]
             raise MpsError(f"{self.binary} -d exited {done.returncode}" + (f": {said}" if said else "")
                            + self._log_said())
-        for _ in range(START_POLLS):
-            if os.path.lexists(self.pipe / "control") and living(self.uid):
+        for _ in range(START_POLLS):   # up: something in its pipe folder (its control FIFO), and running
+            if _has_entries(self.pipe) and outside_jails(living(self.uid)):
                 break
             time.sleep(POLL_S)
         else:
-            raise MpsError(f"{self.binary} -d made no control pipe in {self.pipe}" + self._log_said())
+            raise MpsError(f"{self.binary} -d is not running with a pipe in {self.pipe}" + self._log_said())
         # the uid was leased for this turn; what runs as it outside every jail is the daemon's
         self.pids = set(outside_jails(living(self.uid)))
 
