@@ -110,7 +110,7 @@ def turn(classrun, runner, student: str, base_uid: int, say: Callable = print) -
         uid = base_uid + slot
         try:
             daemon = mps.start(uid, uid, session_root(), devices=mps.gpu_uuid(gpu))
-        except mps.MpsError as error:
+        except (mps.MpsError, OSError) as error:    # never the student's loss: their runs go plainly
             plain = Turn(runner, student=student, say=say)
             plain._note(f"no MPS daemon for this student ({error}); their runs go without MPS")
             yield plain
@@ -119,8 +119,12 @@ def turn(classrun, runner, student: str, base_uid: int, say: Callable = print) -
         try:
             yield current
         finally:
-            left = daemon.stop()
-            daemon.remove()
+            try:
+                left = daemon.stop()
+                daemon.remove()
+            except OSError as error:
+                left = []
+                current._note(f"the MPS daemon could not be stopped and removed cleanly ({error})")
             if left:   # the uid's slot is given back only by the lease: say loudly what survived
                 current._note(f"uid {uid} still ran {len(left)} processes after its MPS daemon stopped "
                               f"(pids {left[:5]})")
