@@ -165,7 +165,7 @@ def main(argv=None) -> int:
         for key in sorted(set(before) & set(after)):
             print(f"  {' '.join(key)}: {before[key]:.3f} -> {after[key]:.3f} ({after[key] / before[key] - 1:+.1%})"
                   if before[key] else f"  {' '.join(key)}: {before[key]} -> {after[key]}")
-    if "jobs" in seconds and "mps" in seconds:   # the timing runs' kernel times, plain vs as MPS clients
+    if all((top / name / "leaderboard.csv").exists() for name in ("jobs", "mps")):   # kernel times: plain vs MPS clients
         before, after = board(top / "jobs"), board(top / "mps")
         ratios = sorted(after[k] / before[k] for k in set(before) & set(after) if before[k])
         if ratios:
