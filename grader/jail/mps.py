@@ -131,6 +131,19 @@ def uid_processes(uid: int) -> dict[int, str]:
     return found
 
 
+def _state(pid: int, uid: int) -> str:
+    """The state letter of process pid if it runs as uid, else ''."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return ""
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    try:
+        return fields.get("State", "?").strip()[:1] if int(fields.get("Uid", "-1").split()[0]) == uid else ""
+    except (ValueError, IndexError):
+        return ""
+
+
 def _reap(pids) -> None:
     for pid in pids:
         try:
@@ -238,8 +251,7 @@ class Daemon:
     def alive(self) -> bool:
         """Is a process the daemon started still running? (pids taken at start: a client renaming
         itself cannot pass for it.)"""
-        now = uid_processes(self.uid)
-        return any(now.get(pid, "Z") != "Z" for pid in self.pids)
+        return any(_state(pid, self.uid) not in ("", "Z") for pid in self.pids)   # its pids only: no /proc walk
 
     def _log_said(self) -> str:
         """The last line of the daemon's control.log (bounded), for an error message."""
