@@ -46,6 +46,10 @@ def add_arguments(parser) -> None:
                              "the group, or all; while grading it is the grader's user's alone")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="correctness runs of different students N at a time on one GPU (admitted by free GPU memory), timing runs (the largest graph's) alone; builds beside the runs (default 1: one run at a time)")
+    parser.add_argument("--mps", action="store_true",
+                        help="each student's runs as clients of an MPS daemon of their own (their uid), one student "
+                             "at a time per GPU, the next students building meanwhile (also [grading] mps = true; "
+                             "the daemon: $GRADER_MPS_CONTROL, PATH or /usr/local/nvidia/bin)")
     parser.add_argument("--sample-code", type=Path, metavar="DIR",
                         help="the course's sample code: left out of the similarity check")
     parser.add_argument("--sanitizer", metavar="PATH", help="the compute-sanitizer to diagnose failures with (default: on PATH or in /usr/local/cuda/bin, when a GPU is visible)")
@@ -70,7 +74,7 @@ def run_from_args(args) -> int:
                jobs=args.jobs, sample_code=args.sample_code, sanitizer=args.sanitizer,
                diagnose=not args.no_diagnosis, shrink=not args.no_shrink,
                executor=args.executor, workers=args.workers, scheduler=args.scheduler, rubric=args.rubric,
-               lms=args.lms, roster=args.roster, assignment=args.assignment)
+               lms=args.lms, roster=args.roster, assignment=args.assignment, mps=args.mps)
 
 
 def run(submissions, out: Path, **options) -> int:

@@ -22,6 +22,7 @@ from grader.grading.privacy import set_access
 from grader.grading.student import grade_one_guarded, remove_tree
 from grader.grading.submission import Refused
 from grader.jail.bwrap import unavailable as jail_unavailable
+from grader.jail.mps import unavailable as mps_unavailable
 from grader.jail.sandbox import session_root
 from grader.sweep.cells import expand, graph_label
 from grader.sweep.config import ConfigError
@@ -51,11 +52,13 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
         unsafe=False, share="none",
         jobs=1, sample_code=None, sanitizer=None, diagnose=True, shrink=True,
         stdout=None, err=None, executor=None, workers=None, scheduler=None, rubric=None,
-        lms=None, roster=None, assignment=None) -> int:
+        lms=None, roster=None, assignment=None, mps=False) -> int:
     """0: every submission graded (whatever its score); 1: graded, but no run of any built submission
     was right (suspect the machine); 2: bad usage, config or report_scores.csv; 130: interrupted.
     executor, workers, scheduler: where the runs go (grader.sweep.executors; default: the matrix's, else local).
-    lms, roster, assignment: also DIR/gradebook-<lms>.csv for that LMS's import (grader.grading.lms)."""
+    lms, roster, assignment: also DIR/gradebook-<lms>.csv for that LMS's import (grader.grading.lms).
+    mps (or [grading] mps = true): each student's runs as clients of their own MPS daemon, one
+    student at a time per GPU (grader.grading.mps_turn)."""
     stdout, err = stdout or sys.stdout, err or sys.stderr
     config = Path(config) if config else (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else REPO_ROOT / DEFAULT_CONFIG)
     try:
@@ -84,6 +87,10 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
     elif why := jail_unavailable():
         print(f"grader grade: no jail, so no grading: {why} (--unsafe grades without one)", file=err)
         return 2
+    mps = mps or grading.mps
+    if mps and (why := mps_refusal(unsafe, executor or grading.matrix.executor)):
+        print(f"grader grade: --mps: {why}", file=err)   # before anything is built, run or written
+        return 2
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     set_access(out, "none")      # private while grading: classmates' results are nobody else's business
@@ -102,8 +109,8 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
         print(f"grader grade: --sample-code {sample_code}: not a folder", file=err)
         store.close()
         return 2
-    classrun = schedule.start(jobs, sanitizer, diagnose, force)
-    pool = schedule.open_pool(classrun, run_task) if jobs > 1 else \
+    classrun = schedule.start(jobs, sanitizer, diagnose, force, mps=mps)
+    pool = schedule.open_pool(classrun, run_task) if jobs > 1 or mps else \
         open_pool_or_say(run_task, matrix, executor=executor, workers=workers, scheduler=scheduler,
                          command="grader grade", err=err)
     if pool is None:
@@ -127,7 +134,7 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
             except GraphUnavailable as why:   # every student is graded on the whole matrix, or none is
                 print(f"grader grade: graph {name} cannot be prepared, so no grading: {why}", file=err)
                 return 2
-        classrun.timed = schedule.timed_graphs(graphs_ready) if jobs > 1 else set()
+        classrun.timed = schedule.timed_graphs(graphs_ready) if classrun.pool is not None else set()
         shared_store = schedule.LockedStore(store, classrun.store_lock)
         # the results file read once (this grader holds its lock), then kept up to date by grade_one
         recorded = latest_by_run_id(read_rows(store.path, warn=None)) if not force else None
@@ -196,6 +203,15 @@ def grade_class(submissions, out: Path, config: Path | None = None, scale=None, 
               f"(GPU, driver, timeout) before publishing these grades", file=err)
         return 1
     return REFUSED if refusals else 0
+
+
+def mps_refusal(unsafe: bool, executor: str) -> str:
+    """'' when --mps can be used; else why not (one line)."""
+    if unsafe:
+        return "an MPS client runs in the jail (its daemon's folders bound in): not with --unsafe"
+    if executor != "local":
+        return f"MPS serves the runs on this machine's GPUs: not with the {executor} executor"
+    return mps_unavailable()
 
 
 def _out_overlaps(out: Path, sources: list[Path]) -> str:

@@ -12,15 +12,16 @@ from grader.grading.counterexamples import Settings
 from grader.sweep.shrink import Budget
 from grader.sweep.config import SweepConfig, _from_table, apply_overrides
 from grader.tomlfile import ConfigError, check_keys, read_toml
+from grader.grading.reruns import RULES
 from grader.grading.rubric import Rubric, RubricError, load_rubric
 from grader.jail.sandbox import Sandbox
 from grader.grading.submission import Limits
 from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern, nested_quantifier
 
 GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns",
-                "counterexamples"}
+                "counterexamples", "mps", "reruns"}
 COUNTEREXAMPLE_KEYS = {"share", "floor_s", "max_runs", "max_seconds", "search_graphs", "tries"}
-SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail"}   # the jail: --unsafe only
+SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail", "mps"}   # the jail: --unsafe only
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class Grading:
     sandbox: Sandbox
     patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
     counterexamples: Settings = field(default_factory=Settings)
+    mps: bool = False               # each student's runs as clients of their own MPS daemon (grade --mps)
+    reruns: str = "all"             # which runs a verdict needs (grader.grading.reruns.RULES)
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,24 @@ def load_grading(path: Path | str, *, nvcc=None, arch=None, rubric: Path | str |
                          quota_mb=int(_number(grading, "build_quota_mb", 4096, path)))
     limits = Limits(max_bytes=int(_number(grading, "max_submission_mb", 200, path)) << 20,
                     max_files=int(_number(grading, "max_files", 20000, path)))
+    mps = grading.get("mps", False)
+    if not isinstance(mps, bool):
+        raise ConfigError(f"{path}: grading.mps must be true or false, got {mps!r}")
     return Grading(matrix, loaded, rubric_path, build, limits, _sandbox(grading.get("sandbox", {}), path),
-                   _patterns(grading.get("patterns"), path), _counterexamples(grading.get("counterexamples", {}), path))
+                   _patterns(grading.get("patterns"), path), _counterexamples(grading.get("counterexamples", {}), path),
+                   mps=mps, reruns=_reruns(grading.get("reruns", "all"), loaded, rubric_path, path))
+
+
+def _reruns(rule, rubric: Rubric, rubric_path: Path, path: Path) -> str:
+    """grading.reruns: one of RULES; "first-right" only where the rubric cannot be changed by the
+    runs it skips (it scores each setting once, right at any configuration)."""
+    if rule not in RULES:
+        raise ConfigError(f"{path}: grading.reruns must be one of {', '.join(map(repr, RULES))}, got {rule!r}")
+    if rule == "first-right" and rubric.configurations != "any":
+        raise ConfigError(f"{path}: grading.reruns = \"first-right\" skips runs at other configurations, but "
+                          f"{rubric_path} scores every configuration's run (correctness.configurations = "
+                          f"\"{rubric.configurations}\"); use \"all\", or a rubric with configurations = \"any\"")
+    return rule
 
 
 def _counterexamples(table, path: Path) -> Settings:

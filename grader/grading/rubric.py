@@ -27,6 +27,12 @@ from grader.grading.points import DEFAULT_DECIMALS, MAX_DECIMALS, exact
 from grader.tomlfile import check_keys, read_toml
 
 PARTIAL = ("fraction", "all")
+# How a (graph, method, sync, ordering, rep) is scored across the matrix's configurations (bsize x
+# bcount): "each" configuration's run is its own share of every test (the default); "any": scored
+# once, right when right at any configuration (its first right run stands for it, else its first
+# run), so a run at another configuration cannot change a score once one is right: what lets
+# `[grading] reruns = "first-right"` (grader.grading.reruns) skip those runs.
+CONFIGURATIONS = ("each", "any")
 VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 # Format deviations (prefixes of outfile's messages) the spec never rules out: noted, free.
 SPEC_SILENT = ("a space after ':'", "a space before ':'", "spaces at a line's start or end",
@@ -48,6 +54,7 @@ class Rubric:
     correctness_partial: str = "fraction"
     method_weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))   # required methods
     gate: bool = False                                       # the spec's literal "0 credit if ... fails"
+    configurations: str = "each"                             # CONFIGURATIONS: each scored, or any right
     output_format: float = 7.0
     output_partial: str = "fraction"
     accepted_deviations: tuple[str, ...] = SPEC_SILENT      # deviations that cost nothing (prefixes)
@@ -86,7 +93,7 @@ def load_rubric(path: Path | str) -> Rubric:
     raw = read_toml(path, RubricError, "rubric")
     check_keys(raw, {"build", "clean", "correctness", "output_format", "stdout_format", "extra_credit", "report",
                      "random_search", "visibility", "decimals"}, error_class=RubricError, path=path)
-    allowed = {"build": {"points"}, "clean": {"points"}, "correctness": {"points", "partial", "methods", "gate"},
+    allowed = {"build": {"points"}, "clean": {"points"}, "correctness": {"points", "partial", "methods", "gate", "configurations"},
                "output_format": {"points", "partial", "accept"}, "stdout_format": {"points", "partial"},
                "extra_credit": {"points", "partial", "methods"}, "report": {"points", "file", "min_pages"},
                "random_search": {"points"}}
@@ -117,6 +124,10 @@ def load_rubric(path: Path | str) -> Rubric:
     gate = table("correctness").get("gate", False)
     if not isinstance(gate, bool):
         raise RubricError(f"{path}: correctness.gate must be true or false, got {gate!r}")
+    configurations = table("correctness").get("configurations", "each")
+    if configurations not in CONFIGURATIONS:
+        raise RubricError(f"{path}: correctness.configurations must be one of {', '.join(CONFIGURATIONS)}, "
+                          f"got {configurations!r}")
     extra = table("extra_credit").get("methods", list(Rubric.extra_methods))
     if not isinstance(extra, list) or not all(isinstance(m, str) for m in extra):
         raise RubricError(f"{path}: extra_credit.methods must be a list of method names")
@@ -140,7 +151,7 @@ def load_rubric(path: Path | str) -> Rubric:
         raise RubricError(f"{path}: visibility must be one of {', '.join(VISIBILITY)}")
     return Rubric(build=points("build"), clean=points("clean"), correctness=points("correctness"),
                   correctness_partial=partial("correctness"), method_weights={k: float(v) for k, v in weights.items()},
-                  gate=gate, output_format=points("output_format"), output_partial=partial("output_format"),
+                  gate=gate, configurations=configurations, output_format=points("output_format"), output_partial=partial("output_format"),
                   accepted_deviations=tuple(accepted), stdout_format=points("stdout_format"),
                   stdout_partial=partial("stdout_format"), extra_credit=points("extra_credit"),
                   extra_methods=tuple(extra), extra_partial=partial("extra_credit"), report=points("report"),
@@ -179,6 +190,8 @@ def score(rubric: Rubric, build: dict | None, cells: list, rows: dict, report: d
     cells: every cell of the matrix for it (also for a refused submission, so every student is
     scored out of the same maximum); rows: run id -> its latest row (missing: not run yet);
     report: what grading found of the report (grader.grading.reportpdf.describe) and staff's score."""
+    if rubric.configurations == "any":
+        cells = once_per_setting(cells, rows)
     built = bool(build and build.get("built"))
     why = (build or {}).get("detail") or "not built"
     required = [c for c in cells if rubric.weight(c.method) > 0]
@@ -203,6 +216,24 @@ def score(rubric: Rubric, build: dict | None, cells: list, rows: dict, report: d
     return tests
 
 
+def setting(cell) -> tuple:
+    """What a cell is apart from its configuration (bsize x bcount)."""
+    return (cell.graph, cell.method, cell.sync, cell.ordering, cell.rep)
+
+
+def once_per_setting(cells: list, rows: dict) -> list:
+    """configurations = "any": one cell per setting, in the matrix's order: its first right run's,
+    else its first run's, else (nothing run) its first cell."""
+    groups: dict[tuple, list] = {}
+    for cell in cells:
+        groups.setdefault(setting(cell), []).append(cell)
+    chosen = []
+    for group in groups.values():
+        ran = [c for c in group if c.run_id in rows]
+        chosen.append(next((c for c in ran if _ok(rows[c.run_id])), ran[0] if ran else group[0]))
+    return chosen
+
+
 def _correctness(rubric: Rubric, required: list, rows: dict, built: bool) -> list[dict]:
     pairs: dict[tuple[str, str], list] = {}
     for cell in required:
@@ -211,8 +242,11 @@ def _correctness(rubric: Rubric, required: list, rows: dict, built: bool) -> lis
     tests = []
     for (method, graph), group in pairs.items():
         max_points = exact(rubric.correctness) * exact(rubric.weight(method)) / total_weight
+        text = _runs_text(group, rows) if built else "not built"
+        if rubric.configurations == "any":
+            text += "\n(each ordering and sync counted once: right when right at any configuration)"
         tests.append(_test(f"{method} correct on {graph}", max_points * _share_right(group, rows, built, rubric.correctness_partial),
-                           max_points, _runs_text(group, rows) if built else "not built", rubric))
+                           max_points, text, rubric))
     return tests
 
 

@@ -34,6 +34,7 @@ from typing import Callable, Iterator
 
 from grader.grading import counterexamples, diagnosis, similarity
 from grader.grading.build import build as plain_build
+from grader.grading.mps_turn import GpuTurns
 from grader.sweep.executors import visible_gpus
 from grader.sweep.executors.shared import CORRECTNESS, SharedGpuPool, SpreadPool
 from sssp_common.files import write_text_atomically
@@ -54,6 +55,8 @@ class ClassRun:
     build_lock: threading.Lock = field(default_factory=threading.Lock)
     lineinfo: dict = field(default_factory=dict)   # tree -> Future of its -lineinfo build (--jobs > 1)
     later: list = field(default_factory=list)      # (student, finish(spent_s) -> summary): counterexamples to come
+    mps: bool = False                              # grade --mps: a GPU serves one student's MPS daemon at a time
+    turns: GpuTurns = field(default_factory=GpuTurns)   # (grader.grading.mps_turn)
 
     def build(self, tree, area, options, sandbox):
         """The student's build: in a worker process when grading concurrently."""
@@ -75,13 +78,16 @@ class ClassRun:
             self.builds.shutdown(wait=False, cancel_futures=True)
 
 
-def start(jobs: int, sanitizer: str | None = None, diagnose: bool = True, force: bool = False) -> ClassRun:
+def start(jobs: int, sanitizer: str | None = None, diagnose: bool = True, force: bool = False,
+          mps: bool = False) -> ClassRun:
+    """mps: one student at a time per GPU, their runs clients of their own MPS daemon (the shared
+    pool is used whatever --jobs, so timing runs still run alone)."""
     gpus = visible_gpus()
-    run = ClassRun(jobs=max(1, jobs), session=diagnosis.setup(sanitizer, gpus, diagnose), force=force)
-    if run.jobs > 1:
+    run = ClassRun(jobs=max(1, jobs), session=diagnosis.setup(sanitizer, gpus, diagnose), force=force, mps=mps)
+    if run.jobs > 1 or mps:
         # students in flight and builds at once: --jobs per GPU (with jobs alone, 4 GPUs had 5
         # students in flight for 16 workers: 2 GPUs graded 19 students only 1.2x faster than 1)
-        run.lanes = run.jobs * max(1, len(gpus))
+        run.lanes = (max(2, run.jobs) if mps else run.jobs) * max(1, len(gpus))   # MPS: the next student builds meanwhile
         run.builds = ProcessPoolExecutor(max_workers=run.lanes, mp_context=get_context("spawn"))
     return run
 

@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from grader.grading import counterexamples, gradebook, reportpdf, schedule
+from grader.grading import counterexamples, gradebook, mps_turn, reportpdf, reruns, schedule
 from grader.grading.config import GradeRun
 from grader.grading.diagnosis import results_test as diagnosis_test
 from grader.grading.rubric import grader_failure, score
@@ -22,7 +22,7 @@ from grader.jail.boundary import remove_tree
 from grader.progress import Progress
 from grader.sweep.cellrun import run_cell
 from grader.sweep.cells import expand
-from grader.sweep.executors.celltask import failure_row, tasks_for
+from grader.sweep.executors.celltask import tasks_for
 from grader.sweep.identity import tree_digest
 from sssp_common.files import write_text_atomically
 
@@ -78,9 +78,13 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
         [tree_digest(tree), options.recorded(), template]).encode()).hexdigest()[:24]
     cells = [c for c in expand(grading.matrix, program_id=program_id, label=student) if c.graph in graphs]
     todo = [c for c in cells if c.run_id not in done or grader_failure(done[c.run_id])]
+    plan = reruns.Plan(grading.reruns, cells, todo, done)   # [grading] reruns: the runs the verdicts need
+    todo = plan.pending
     previous_build = _read_json(folder / "build.json")
     extra = {"program_id": program_id, "build_options": options.recorded(), "student": student,
              "report_found": report["found"], **({"output": "; ".join(notes)} if notes else {})}
+    if plan.skipped():
+        extra["skipped_runs"] = plan.skipped()
     if not todo and previous_build.get("program_id") == program_id:
         built = previous_build
     elif not unpacked.makefile:   # nothing to build: say what is there instead, in one line
@@ -109,14 +113,21 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
                           sandbox=grading.sandbox, patterns=grading.patterns, program_path=Path(built["program"]),
                           record_extra={"student": student, "build_options": options.recorded()})
         progress = Progress(len(todo), unit="runs", label=student, stream=err, quiet=quiet)
-        tasks = {task.cell.run_id: task for task in tasks_for(todo, graphs, runner, provenance, run_cell)}
-        for key, task in tasks.items():
-            pool.submit(key, task)
-        for task, row in rows_as_they_come(pool, tasks):   # the rows as they come back, each written once
-            store.append(row)
-            rows[task.cell.run_id] = done[task.cell.run_id] = row
-            data = publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
-            progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
+        make = lambda chosen, with_runner: {t.cell.run_id: t for t in tasks_for(chosen, graphs, with_runner,  # noqa: E731
+                                                                                provenance, run_cell)}
+        say = lambda line: print(line, file=err)   # noqa: E731
+        with mps_turn.turn(classrun, runner, student, grading.sandbox.uid, say) as turn:   # plain without --mps
+            for task, row in mps_turn.rows_of(pool, make, plan.now, turn, plan.after):   # each row written once
+                store.append(row)
+                rows[task.cell.run_id] = done[task.cell.run_id] = row
+                if plan.skipped():
+                    extra["skipped_runs"] = plan.skipped()
+                data = publish(folder, student, grading, built, cells, rows, extra, page=False, report=report)
+                progress.update(1, label=f"{student}: {task.cell.label}", status=row["status"])
+        if turn.notes:
+            extra["mps"] = turn.notes
+        if plan.skipped():   # the last row's skips are known only once the loop has ended
+            extra["skipped_runs"] = plan.skipped()
         progress.close()
         # compute-sanitizer before the last publish: its findings go into results.json and the page
         schedule.diagnose(classrun, student, folder, tree, area, program_id, rows, cells, graphs, grading,
@@ -136,24 +147,10 @@ def grade_one(submission: Submission, grading, graphs: dict, out: Path, work: Pa
 
 
 def rows_as_they_come(pool, tasks: dict):
-    """(task, row) per submitted run as it comes back, tasks emptied as they do. A run the
-    harness could not judge (rubric.grader_failure) is submitted once more and only its second
-    row counts: a grader's hiccup is never the student's loss, and one that repeats is not
-    right (rubric.score), said so in its detail."""
-    retried = set()
-    for outcome in pool.drain(wait=True):
-        task = tasks.get(outcome.key)
-        if task is None:
-            continue
-        row = outcome.row if outcome.row is not None else failure_row(task, outcome.error)
-        if grader_failure(row) and outcome.key not in retried:
-            retried.add(outcome.key)
-            pool.submit(outcome.key, task)
-            continue
-        if grader_failure(row):
-            row = {**row, "detail": f"{row['detail']} (run twice, failed both times)"}
-        del tasks[outcome.key]
-        yield task, row
+    """(task, row) per submitted run as it comes back, tasks emptied as they do (mps_turn.rows_of
+    for tasks already sent, without MPS): a run the harness could not judge is sent once more and
+    only its second row counts (rubric.grader_failure says why)."""
+    yield from mps_turn.rows_of(pool, None, [], mps_turn.Turn(None), sent=tasks)
 
 
 def publish(folder, student, grading, built, cells, rows, extra, page=True, report=None) -> dict:

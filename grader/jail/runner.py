@@ -145,7 +145,11 @@ def run_program(make_argv: Callable[[Path], list[str]], timeout_s: float, *,
 
 def jail_user(base: sb.Sandbox, held: ExitStack) -> sb.Sandbox:
     """The settings with a uid of the jail's own: a slot leased machine-wide (uids.lease) and
-    held by `held`, so no other jail on this machine has that uid while this one lives."""
+    held by `held`, so no other jail on this machine has that uid while this one lives. An MPS
+    client runs as its daemon's uid instead: leased by the student's turn (grader.grading.mps_turn)
+    for all of that student's runs and their daemon, and for nothing else."""
+    if base.mps is not None:
+        return replace(base, uid=base.mps.uid, gid=base.mps.gid)
     slot = held.enter_context(uids.lease())
     return replace(base, uid=base.uid + slot, gid=base.gid + slot)
 
@@ -171,8 +175,12 @@ def jail_decision(settings: sb.Sandbox, argv: list[str]) -> tuple[bool, str]:
 
 
 def _make_jail(top: Path, scratch: Path, argv: list[str], settings: sb.Sandbox) -> bwrap.Jail:
-    return make_jail(scratch, top / "etc", settings, own=("work",), read_only=read_only_paths(argv, top),
+    jail = make_jail(scratch, top / "etc", settings, own=("work",), read_only=read_only_paths(argv, top),
                      cwd=scratch / "work")
+    if settings.mps is None:
+        return jail
+    # an MPS client: its daemon's pipe and log folders at their own paths, its shm/ on /dev/shm
+    return replace(jail, shm=settings.mps.shm, writable=(*jail.writable, *settings.mps.writable))
 
 
 def make_jail(scratch: Path, etc: Path, settings: sb.Sandbox, *, own: tuple[str, ...], read_only: tuple[str, ...],

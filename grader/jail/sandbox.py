@@ -77,6 +77,7 @@ class Sandbox:
     extra_path: tuple[str, ...] = () # folders put before SAFE_PATH (e.g. the CUDA compiler's)
     note: str = ""                   # why the user is not switched, when user = never (recorded)
     jail: bool = True                # a run that switches user does it in a bwrap jail (False: --unsafe)
+    mps: object = None               # grader.jail.mps.Client: run as that MPS daemon's client, as its uid
 
     def with_worker(self, worker: int) -> "Sandbox":
         from dataclasses import replace
@@ -236,6 +237,8 @@ def environment(sandbox: Sandbox, home: Path, dropped: bool) -> dict[str, str]:
     for name in (*ALWAYS_PASSED, *sandbox.pass_env):
         if name in os.environ:
             env[name] = os.environ[name]
+    if sandbox.mps is not None:      # the student's MPS daemon: its pipe and log folders (and its devices)
+        env.update(sandbox.mps.env())
     return env
 
 
@@ -267,6 +270,9 @@ def launch(argv: list[str], workdir: Path, stdout_path: Path, stderr_path: Path,
     cgroups and sets the limits, as root, before it execs bwrap); drop_user is then implied."""
     drop_user = drop_user or jail is not None
     uid = jail.uid if jail is not None else (sandbox.uid if drop_user else None)
+    if sandbox.mps is not None and jail is not None:
+        uid = None    # the uid is the student's for their turn (their MPS daemon, their other runs): the
+                      # jail's pid namespace and the run's cgroup end this run's processes, not the uid's
     protections = {"jail": None, "seccomp": None, "user": None, "netns": False, "cgroup": [], "rlimits": {}, "pdeathsig": False,
                    "env": "scrubbed" if env.get("HOME", "").startswith(str(workdir.parent)) else "inherited",
                    "not_in_force": {}}

@@ -102,6 +102,10 @@ class SharedGpuPool:
             self._memory = (time.monotonic(), self._free_mb())
             threading.Thread(target=self._watch_memory, daemon=True, name="shared-gpu-memory").start()
 
+    def gpu_for_caller(self) -> str | None:
+        """The GPU the calling thread's runs go to (this pool's one)."""
+        return self._gpu
+
     def describe(self) -> str:
         where = f"GPU {self._gpu}" if self._gpu is not None else "CPU"
         return f"{len(self._slots)} worker processes sharing {where} (correctness runs together, timing runs alone)"
@@ -311,6 +315,10 @@ class SpreadPool:
                 self._students[index] += 1
                 pool = self._assigned[me] = self._pools[index]
             return pool
+
+    def gpu_for_caller(self) -> str | None:
+        """The GPU the calling thread (a student) is given, for all its runs."""
+        return self._mine().gpu_for_caller()
 
     def describe(self) -> str:
         return (f"{len(self._pools)} GPUs, {self.workers // len(self._pools)} worker processes each (a student's runs on "
