@@ -17,7 +17,10 @@ else they run one at a time in this process. Here too:
   around the nearest wrong vertex (shrink.starting_points), then the reduction;
 - the random search of small graphs for a method the course graphs found right;
 - the file, DIR/<method>-<sync>.txt: a valid input (`src dst w` lines) whose `#` lines say how
-  to reproduce the failure, what was expected, what the program printed, and how often it failed.
+  to reproduce the failure, what was expected, what the program printed, and how often it failed;
+- how a size is said (`size_text`, the file's and the pages' words): a graph over SMALL_EDGES is
+  never a plain size but "not reproducible on small graphs" (1-minimal) or "not reproduced on a
+  small graph within the budget", and the course graph itself "not shrunk".
 """
 from __future__ import annotations
 
