@@ -194,6 +194,7 @@ def test_a_tpe_whose_frontier_list_overflows_is_said_not_reproducible_on_small_g
     [line] = [li for li in console.splitlines() if li.startswith("  overflow: counterexamples")]
     tests = json.loads((out / "overflow" / "results.json").read_text())["tests"]
     page = (out / "overflow" / "index.html").read_text()
+    class_page = (out / "index.html").read_text()
     for entry in record["shrunk"]:
         assert entry["edges"] > 64 and entry["failed"] == entry["tried"] and not entry["race"], entry["edges"]
         found = f"the smallest failing graph found has {entry['edges']} edges"
@@ -205,7 +206,7 @@ def test_a_tpe_whose_frontier_list_overflows_is_said_not_reproducible_on_small_g
         assert entry["size_said"] == said and f"tpe {entry['sync']}: {said}" in line, (said, line)
         [shown] = [t for t in tests if t["name"].startswith(f"Smallest failing graphs: tpe -sync {entry['sync']}")]
         assert shown["name"].endswith(f"({said})") and said in shown["output"]
-        assert said in page
+        assert said in page and said in class_page
     for entry in (e for e in record["skipped"] if e.get("edges")):       # (not the random search's)
         assert entry["why"] == f"not shrunk ({entry['edges']} edges, the failing course graph)" and entry["why"] in line
 

@@ -85,3 +85,26 @@ def test_the_example_class_wrong_program_gets_its_counterexamples_shrunk(tmp_pat
         assert entry["size_said"] == f"{entry['edges']} edges" and entry["failed"] == entry["tried"]
     tests = json.loads((out / "wrong" / "results.json").read_text())["tests"]
     assert not any("not shrunk" in t["name"] for t in tests)
+
+
+@pytest.mark.skipif(shutil.which("cc") is None or shutil.which("make") is None, reason="needs cc, make")
+def test_with_the_share_alone_the_first_case_is_shrunk_before_the_later_cases_are_looked_at(tmp_path):
+    """The same two students with the floor off (floor_runs = 0): 8 runs for seven cases, fewer
+    than the later cases' reserve. The case with the most points at stake (bmf incore) still gets
+    its triage and four candidates and is shrunk; the cases after it are said not shrunk, rather
+    than each spending its 1-edge run and none being shrunk."""
+    from grader.commands import grade
+    config = tmp_path / "grading.toml"
+    config.write_text((EXAMPLES / "grading.toml").read_text()
+                      .replace('"graphs/detour.txt"', f'"{EXAMPLES / "graphs" / "detour.txt"}"')
+                      .replace('"../configs/rubric.toml"', f'"{ROOT / "configs" / "rubric.toml"}"')
+                      .replace("max_runs = 40\n", "max_runs = 40\nfloor_runs = 0\n"))
+    out = tmp_path / "out"
+    assert grade.run([EXAMPLES / "class" / "right", EXAMPLES / "class" / "wrong"], out=out, config=config,
+                     quiet=True) == 0
+    record = json.loads((out / "wrong" / "counterexamples.json").read_text())
+    assert record["allowance_runs"] == round(0.15 * 52) == 8 and record["runs"] <= 8
+    [first] = record["shrunk"]
+    assert (first["method"], first["sync"]) == ("bmf", "incore") and first["edges"] <= 13 and not first["not_shrunk"]
+    assert sorted((s["method"], s["sync"]) for s in record["skipped"]) == sorted(METHODS[1:])
+    assert all(s["why"] == "not shrunk (76 edges, the failing course graph)" for s in record["skipped"])
