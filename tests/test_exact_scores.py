@@ -131,6 +131,7 @@ rubric = {json.dumps(str(ROOT / "configs" / "rubric.toml"))}
 build_timeout_s = 60
 [grading.counterexamples]
 floor_s = 0
+floor_runs = 0
 search_graphs = 0
 """)
     return path

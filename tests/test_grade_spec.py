@@ -50,6 +50,7 @@ rubric = {json.dumps(str(ROOT / "configs" / "rubric.toml"))}
 build_timeout_s = 60
 [grading.counterexamples]        # tests/test_shrink_programs.py covers them: here, as little as can be
 floor_s = 0
+floor_runs = 0
 search_graphs = 0
 """)
     return path

@@ -157,10 +157,12 @@ def test_the_grading_config_sets_the_counterexample_budget_and_names_a_bad_key(t
     base = (f'graphs = ["figure1"]\n[program]\ncommand = "{{sssp}} -input {{input}} -output {{output}} {{method}}"\n'
             f'[methods.bmf]\n[grading]\nrubric = "{root / "configs" / "rubric.toml"}"\n[grading.counterexamples]\n')
     good = tmp_path / "good.toml"
-    good.write_text(base + "floor_s = 0\nsearch_graphs = 0\nmax_runs = 50\nshare = 0.1\n")
+    good.write_text(base + "floor_s = 0\nsearch_graphs = 0\nmax_runs = 50\nshare = 0.1\nfloor_runs = 7\n")
     settings = load_grading(good).counterexamples
-    assert (settings.floor_s, settings.search_graphs, settings.budget.runs, settings.share) == (0, 0, 50, 0.1)
-    for bad, key in (("floor_s = -1\n", "floor_s"), ("max_runs = 0\n", "max_runs"), ("budget = 3\n", "budget")):
+    assert (settings.floor_s, settings.search_graphs, settings.budget.runs, settings.share, settings.floor_runs) \
+        == (0, 0, 50, 0.1, 7)
+    for bad, key in (("floor_s = -1\n", "floor_s"), ("max_runs = 0\n", "max_runs"), ("budget = 3\n", "budget"),
+                     ("floor_runs = -1\n", "floor_runs")):
         path = tmp_path / "bad.toml"
         path.write_text(base + bad)
         with pytest.raises(ConfigError, match=key):

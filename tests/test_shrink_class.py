@@ -163,8 +163,8 @@ def test_the_class_budget_moves_from_a_student_with_nothing_to_shrink_to_one_wit
     """Through `grader grade`: the same three-case student (bmf incore and outcore, segscan: the CSR
     bug in bmf alone) graded alone, then beside a correct classmate: the classmate's graded runs
     add to the class's budget and, having nothing to shrink, it leaves its share to the student
-    with three cases (whose runs double: all three cases shrunk instead of two), keeping none for
-    its own random search."""
+    with three cases (whose runs double: all three cases shrunk instead of some), keeping none for
+    its own random search. The class's floor is off here (floor_runs = 0): what moves is the share."""
     from grader.commands import grade
     graph = tmp_path / "g.txt"
     rng = np.random.default_rng(3)
@@ -173,7 +173,8 @@ def test_the_class_budget_moves_from_a_student_with_nothing_to_shrink_to_one_wit
     config = tmp_path / "grading.toml"
     config.write_text(DEFAULT_CONFIG.read_text().replace(
         'graphs = ["figure1", "rome99", "p2p-Gnutella04", "roadNet-CA~synth", "amazon0312~synth"]',
-        f'graphs = ["figure1", "{graph}"]').replace('rubric = "rubric.toml"', f'rubric = "{ROOT / "configs" / "rubric.toml"}"'))
+        f'graphs = ["figure1", "{graph}"]').replace('rubric = "rubric.toml"', f'rubric = "{ROOT / "configs" / "rubric.toml"}"')
+                      + "\n[grading.counterexamples]\nfloor_runs = 0   # the share alone: what moves is the share\n")
     three = {"three": "-DBUG=1 '-DBUG_METHOD=\"bmf\"'"}
     write_students(tmp_path / "alone", three)
     write_students(tmp_path / "pair", {**three, "right": "-DBUG=0"})

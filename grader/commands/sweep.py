@@ -218,7 +218,7 @@ def _shrink_wrong(sweep, cells, prepared, provenance, results_path: Path, spent_
     record = for_student(folder, cells[0].program_id or cells[0].program, rows, cells, prepared, sweep, provenance,
                          spent_s, Settings(search_graphs=0, floor_s=SWEEP_FLOOR_S))
     for entry in record["shrunk"]:
-        print(f"counterexample {entry['method']} {entry['sync']}: {entry['file']} ({entry['edges']} edges; "
+        print(f"counterexample {entry['method']} {entry['sync']}: {entry['file']} ({entry['size_said']}; "
               f"{entry['kind']} {entry['failed']} of {entry['tried']} runs{', flaky' if entry['flaky'] else ''})",
               file=out)
     for skipped in record["skipped"]:

@@ -111,6 +111,7 @@ def counterexamples(out: Path, students: dict) -> list[dict]:
                           "kind": entry["kind"], "edges": entry["edges"], "vertices": entry["vertices"],
                           "flaky": entry.get("race", entry["flaky"]), "failed": entry["failed"], "tried": entry["tried"],
                           "origin": entry.get("origin", ""), "warning": entry in record.get("search", []),
+                          "said": entry.get("size_said", "") if entry.get("not_small") or entry.get("not_shrunk") else "",
                           "file": f"{student}/smallest/{entry['method']}-{entry['sync']}.txt"})
     return found
 

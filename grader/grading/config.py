@@ -20,7 +20,7 @@ from grader.sweep.timings import DEFAULT_PATTERNS, STAGES, Pattern, nested_quant
 
 GRADING_KEYS = {"rubric", "build_timeout_s", "build_quota_mb", "max_submission_mb", "max_files", "sandbox", "patterns",
                 "counterexamples", "mps", "reruns"}
-COUNTEREXAMPLE_KEYS = {"share", "floor_s", "max_runs", "max_seconds", "search_graphs", "tries"}
+COUNTEREXAMPLE_KEYS = {"share", "floor_s", "floor_runs", "max_runs", "max_seconds", "search_graphs", "tries"}
 SANDBOX_KEYS = {f.name for f in fields(Sandbox)} - {"user", "env", "extra_path", "jail", "mps"}   # the jail: --unsafe only
 
 
@@ -113,6 +113,7 @@ def _counterexamples(table, path: Path) -> Settings:
                     search_graphs=int(value("search_graphs", default.search_graphs, 0)),
                     tries=int(value("tries", default.tries, 1)),
                     share=value("share", default.share, 0),
+                    floor_runs=int(value("floor_runs", default.floor_runs, 0)),
                     floor_s=value("floor_s", default.floor_s, 0))
 
 

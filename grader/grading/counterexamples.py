@@ -1,5 +1,6 @@
-"""A STUDENT'S COUNTEREXAMPLES: which of their failing cases get how many candidate runs, and
-what results.json and the page show of them (a drawing, the two distance columns, the command line).
+"""A STUDENT'S COUNTEREXAMPLES: which of their failing cases get how many candidate runs, and the
+record (counterexamples.json, smallest/) that results.json, the page and the console show
+(grader.grading.counterexample_pages: the words, the drawing).
 
 Neither the reduction (grader.sweep.shrink, pure) nor the running of candidates (grader.sweep.
 counterexample: cellrun in the student's own jail, triage, the random search) lives here.
@@ -7,11 +8,15 @@ counterexample: cellrun in the student's own jail, triage, the random search) li
 Budgets are candidate runs, never seconds, so a class gets the same counterexamples on any machine:
 the class's runs are `share` x its graded runs (measured so that the whole adds at most 25 % to the
 class's grading: BENCHMARKS.md), shared out by `share_runs` (a student with nothing to shrink leaves
-their share to the others); a student's cases are taken by points at stake (the spec's methods before
-opt, which is extra credit), each capped at `budget.runs`; what a case leaves goes to the next, and
-what the cases leave to the random search of the methods the course graphs found right. A seconds
-ceiling stays as a safety stop, and says so. A case the budget did not reach is said to be "not
-shrunk (N edges, the failing course graph)".
+their share to the others). A small class is not starved: its shrinking gets at least what lets
+each failing case be looked at and each student's first case shrunk (`least`, the class's total
+capped at `floor_runs`), a fixed cost in runs that a class of five at the course's config already
+exceeds, so real classes keep the 25 %; the floor buys no random search. A student's cases are taken
+by points at stake (the spec's methods before opt, which is extra credit), each capped at
+`budget.runs` and none starved below LEAST_CASE_RUNS by the runs kept for the cases after it;
+what a case leaves goes to the next, and what the cases leave to the random search of the methods
+the course graphs found right. A seconds ceiling stays as a safety stop, and says so. A case the
+budget did not reach is said to be "not shrunk (N edges, the failing course graph)".
 """
 from __future__ import annotations
 
@@ -21,10 +26,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sweep.counterexample import (ONE_EDGE, CandidateRunner, Counterexample, HarnessKilled, Triage,
-                                         candidate_job, confirmed, edge_list_of, example_of, first_stderr_line, isolated,
-                                         rerun, save,
-                                         search, shrink_case, triage, try_known)
+from grader.grading.counterexample_pages import RECORD, console_line, draw, results_tests  # noqa: F401 (the API)
+from grader.sweep.counterexample import (ONE_EDGE, CandidateRunner, HarnessKilled, Triage, candidate_job, confirmed,
+                                         edge_list_of, example_of, first_stderr_line, isolated, not_shrunk_text, rerun,
+                                         save, search, shrink_case, size_text, triage, try_known)
 from grader.sweep.check import differing_in
 from grader.sweep.shrink import START_TRIES, Budget, Shrunk
 from sssp_common.files import write_text_atomically
@@ -34,6 +39,10 @@ SAFETY_S = 120.0         # seconds one case may take: a safety stop only, record
 TRIAGE_RUNS = 4          # the 1-edge run and three of the original cell
 RESERVE_PER_CASE = 3     # kept for each later case: its 1-edge run, one earlier counterexample and its confirming run
 RUNS_PER_GRADED_RUN = 0.15  # the class's candidate runs per graded run (CPU class of four: +20.7 % CPU time, median of 5 pairs)
+LEAST_CASE_RUNS = TRIAGE_RUNS + 4  # a case's triage and four candidates (the starting points, the cone): a
+                         # deterministic bug's first shrink (the example class's wrong: 76 edges to 13 in 2 candidates)
+CLASS_FLOOR_RUNS = 96    # at most this many runs for a small class's shrinking whatever its share (a class of five
+                         # at the course's config has 650 graded runs: 98 by its share, so the floor never binds there)
 
 
 @dataclass
@@ -44,6 +53,7 @@ class Settings:
     confirm: int = 6                   # runs of a flaky case's final graph to say how often it fails (a race
                                        # wrong one run in two fails all 6, looking steady, once in 64)
     share: float = RUNS_PER_GRADED_RUN  # the class's candidate runs per graded run
+    floor_runs: int = CLASS_FLOOR_RUNS  # a small class's shrinking: up to this many runs (0: its share alone)
     floor_s: float = 0.0               # > 0: a student's own sweep (no class to share with): every case its cap
 
 
@@ -65,9 +75,11 @@ def demand(rows: list[dict], settings: Settings) -> dict:
     cases = failing_cases(rows)
     rejected = sum(1 for method, sync in cases if looks_rejected(rows, method, sync))
     right = len(right_everywhere(rows)) if settings.search_graphs > 0 else 0
+    examined = len(cases) - rejected
     return {"graded": sum(1 for row in rows if row.get("rep", 0) >= 0),
-            "shrink": rejected + (len(cases) - rejected) * (TRIAGE_RUNS + settings.budget.runs + settings.confirm),
-            "search": right * settings.search_graphs, "share": settings.share}
+            "shrink": rejected + examined * (TRIAGE_RUNS + settings.budget.runs + settings.confirm),
+            "least": rejected + (LEAST_CASE_RUNS + RESERVE_PER_CASE * (examined - 1) if examined else 0),
+            "search": right * settings.search_graphs, "share": settings.share, "floor": settings.floor_runs}
 
 
 def looks_rejected(rows: list[dict], method: str, sync: str) -> bool:
@@ -81,11 +93,16 @@ def looks_rejected(rows: list[dict], method: str, sync: str) -> bool:
 def share_runs(demands: dict[str, dict]) -> dict[str, int]:
     """Each student's candidate runs out of the class's (share x graded runs): an equal share to
     each student who can use it, what one cannot use (nothing to shrink, or less than a share)
-    going to the others; the shrinking first, the random search from what is left. Pure and
-    deterministic: the same class gets the same runs."""
+    going to the others; the shrinking first, the random search from what is left. A small class's
+    shrinking gets at least the students' `least` (each case looked at, each first case shrunk a
+    little), at most `floor` runs in all: a fixed cost in runs, never reached by a real class's
+    share, and never spent on the random search. Pure and deterministic: the same class gets the
+    same runs."""
     pot = int(round(sum(d["share"] * d["graded"] for d in demands.values())))
-    given = _fill(pot, {student: d["shrink"] for student, d in demands.items()})
-    left = pot - sum(given.values())
+    floor = min(max((d.get("floor", 0) for d in demands.values()), default=0),
+                sum(d.get("least", 0) for d in demands.values()))
+    given = _fill(max(pot, floor), {student: d["shrink"] for student, d in demands.items()})
+    left = max(0, pot - sum(given.values()))
     searched = _fill(left, {student: d["search"] for student, d in demands.items()})
     return {student: given[student] + searched[student] for student in demands}
 
@@ -106,9 +123,6 @@ def _fill(pot: int, wants: dict[str, int]) -> dict[str, int]:
             pot -= more
         active = [s for s in active if given[s] < wants[s]]
     return given
-
-
-DRAWN_EDGES = 40         # larger counterexamples are listed, not drawn
 
 
 def failing_cases(rows: list[dict]) -> dict[tuple[str, str], dict]:
@@ -160,59 +174,8 @@ def _flaky_hint(rows: list[dict], method: str, sync: str) -> str:
     return next((f"{graph} ({ordering} order)" for (graph, ordering), seen in outcomes.items() if len(seen) > 1), "")
 
 
-def draw(example: Counterexample, folder: Path) -> Path | None:
-    """A drawing of a small counterexample (matplotlib's object API, headless, no pyplot: with
-    --jobs several students' are drawn at once, in threads): vertices on a circle, vertex 0
-    marked as the source, the vertices the program got wrong in red, weights on the edges."""
-    graph = example.shrunk.graph
-    if graph.edges > DRAWN_EDGES:
-        return None
-    import math
-
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Circle
-    n = graph.vertices
-    spot = {v: (math.cos(2 * math.pi * v / n + math.pi / 2), math.sin(2 * math.pi * v / n + math.pi / 2))
-            for v in range(n)}
-    wrong = set(example.differing)
-    figure = Figure(figsize=(4.2, 4.2), dpi=100)
-    axes = figure.subplots()
-    for u, v, w in graph.rows():
-        (x0, y0), (x1, y1) = spot[u], spot[v]
-        if u == v:
-            axes.add_patch(Circle((x0 * 1.12, y0 * 1.12), 0.1, fill=False, color="#555"))
-            axes.text(x0 * 1.3, y0 * 1.3, str(w), fontsize=8, ha="center", va="center")
-            continue
-        axes.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                      arrowprops=dict(arrowstyle="-|>", color="#555", shrinkA=11, shrinkB=11, lw=1))
-        axes.text((x0 + x1) / 2, (y0 + y1) / 2, str(w), fontsize=8, ha="center", va="center",
-                  bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
-    for v, (x, y) in spot.items():
-        colour = "#d62728" if v in wrong else ("#2ca02c" if v == 0 else "#1f77b4")
-        axes.add_patch(Circle((x, y), 0.09, color=colour))
-        axes.text(x, y, str(v), color="white", fontsize=9, ha="center", va="center", weight="bold")
-    axes.set_xlim(-1.45, 1.45)
-    axes.set_ylim(-1.45, 1.45)
-    axes.set_aspect("equal")
-    axes.axis("off")
-    axes.set_title(f"{example.cell.method} -sync {example.cell.sync}: red = wrong", fontsize=9)
-    target = folder / f"{example.cell.method}-{example.cell.sync}.png"
-    figure.savefig(target, bbox_inches="tight")
-    return target
-
-
 # --- in grade: one student's counterexamples, within their part of the class's runs -----------
 
-RECORD = "counterexamples.json"
-TEST_NAME = "Smallest failing graphs"
-
-
-def not_shrunk_text(edges: int) -> str:
-    return f"not shrunk ({edges_text(edges)}, the failing course graph)"
-
-
-def edges_text(edges: int) -> str:
-    return f"{edges} edge" + ("" if edges == 1 else "s")
 
 
 def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, graphs: dict, runner, provenance: dict,
@@ -246,24 +209,6 @@ def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, gr
         if said:
             print(said, file=err)
     return record
-
-
-def console_line(student: str, record: dict) -> str:
-    """The console's line for a student's counterexamples: sizes, what was rejected, what was not shrunk."""
-    parts = [f"{s['method']} {s['sync']}: " + (not_shrunk_text(s["edges"]) if s.get("not_shrunk") else
-                                                edges_text(s['edges']) + (" (flaky)" if s.get("flaky") else ""))
-             for s in record.get("shrunk", [])]
-    parts += [f"{s['method']} {s['sync']}: {edges_text(s['edges'])} (random graph)" for s in record.get("search", [])
-              if s.get("found")]
-    parts += [f"{r['method']} {r['sync']}: not implemented / rejected: {r['line']}" for r in record.get("rejected", [])]
-    unsearched = [k for k in record.get("skipped", []) if k["why"].startswith("random search")]
-    parts += [f"{k['method']} {k['sync']}: {k['why']}" for k in record.get("skipped", []) if k not in unsearched]
-    if unsearched:
-        parts.append(f"random search: {len(unsearched)} right method(s) not searched (no runs left)")
-    if not parts:
-        return ""
-    return f"  {student}: counterexamples ({record.get('runs', 0)} of {record.get('allowance_runs', 0)} runs): " \
-        + "; ".join(parts)
 
 
 def _student_job(arguments: dict) -> dict:
@@ -300,9 +245,10 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
         try:
             # the cases after this one keep the runs of their cheapest look (the 1-edge graph and this
             # student's counterexample so far): a first case must not take every run
+            # (but never below LEAST_CASE_RUNS: a case shrunk is worth more than the later cases' 1-edge runs)
             reserve = sum(1 if looks_rejected(rows, *later) else RESERVE_PER_CASE for later, _ in cases[index + 1:])
-            result, got, detail, said, spent = _one_case(candidates, graph.ordered[cell.ordering], row, rows,
-                                                         settings, max(0, left - reserve), known, racy)
+            result, got, detail, said, spent = _one_case(candidates, graph.ordered[cell.ordering], row, rows, settings,
+                                                         max(left - reserve, min(left, LEAST_CASE_RUNS)), known, racy)
         finally:
             candidates.close()
         left -= spent
@@ -322,7 +268,8 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
         racy = racy or example.shrunk.flaky or said.verdict.startswith("flaky")
         save(example, target)
         picture = draw(example, target)
-        record["shrunk"].append({**example.summary(), "picture": picture.name if picture else None,
+        summary = example.summary()
+        record["shrunk"].append({**summary, "size_said": size_text(summary), "picture": picture.name if picture else None,
                                  "case_runs": spent})
         known.append((f"the counterexample of {method} -sync {sync}", result.graph))
     right = sorted(right_everywhere(rows)) if settings.search_graphs > 0 else []
@@ -352,6 +299,7 @@ def _for_student(folder: Path, program_id: str, rows: list[dict], cells: list, g
             save(example, target)
             picture = draw(example, target)
             entry.update(example.summary(), picture=picture.name if picture else None)
+            entry["size_said"] = size_text(entry)
         record["search"].append(entry)
     record.update(complete=not record["skipped"], seconds=round(time.monotonic() - began, 2))   # said, never a budget
     _write(folder / RECORD, record)
@@ -400,66 +348,6 @@ def _one_case(candidates: CandidateRunner, path: Path, row: dict, rows: list[dic
     result, got, detail = shrink_case(candidates, original, kind, budget=case, tries=settings.tries if flaky else 1,
                                       confirm=confirm, wrong=said.wrong)
     return result, got, detail, said, spent + result.runs
-
-
-def results_tests(folder: Path, program_id: str, visibility: str = "visible", search_points: float = 0.0) -> list[dict]:
-    """The Gradescope tests that show a student's counterexamples: one line per shrunk failure
-    (no points: correctness is scored by the course graphs), and the random search, worth
-    `search_points` (0 by default: a failure found there is a warning)."""
-    record = _read(folder / RECORD)
-    if record.get("program_id") != program_id:
-        return []
-    tests = []
-    for entry in record.get("shrunk", []):
-        size = not_shrunk_text(entry["edges"]) if entry.get("not_shrunk") else edges_text(entry["edges"])
-        tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} ({size})",
-                      "score": 0.0, "max_score": 0.0, "output": _text(entry), "visibility": visibility})
-    for entry in record.get("rejected", []):
-        tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} (not implemented / rejected)",
-                      "score": 0.0, "max_score": 0.0, "visibility": visibility,
-                      "output": f"not implemented / rejected: {entry['line']}\nIt fails the same way on a 1-edge graph "
-                                "(the same exit status and first line of stderr), so there is no smaller graph to show."})
-    for entry in record.get("skipped", []):
-        if entry.get("edges") is not None:
-            tests.append({"name": f"{TEST_NAME}: {entry['method']} -sync {entry['sync']} ({entry['why']})",
-                          "score": 0.0, "max_score": 0.0, "visibility": visibility,
-                          "output": f"{entry['why']}: the class's budget for counterexamples ran out before this case."})
-    searched = record.get("search", [])
-    if searched:
-        found = [s for s in searched if s["found"]]
-        lines = [f"{s['method']} -sync {s['sync']}: {'WRONG on a random graph' if s['found'] else 'right'} "
-                 f"({s['graphs_tried']} graphs tried)" for s in searched]
-        lines += ["", *(_text(s) for s in found)]
-        if not search_points and found:
-            lines.insert(0, "A warning, no points lost: the course's own graphs decide the grade.")
-        score = search_points if not found else 0.0
-        tests.append({"name": "Random small graphs (trees, DAGs, cycles, zero weights, duplicates, self-loops, "
-                              "wide in-degree, unreachable parts)", "score": score, "max_score": search_points,
-                      "output": "\n".join(lines).strip(), "visibility": visibility})
-    return tests
-
-
-def _text(entry: dict) -> str:
-    how = (f"{not_shrunk_text(entry['edges'])}: out of budget after {entry['runs']} runs ({entry['stopped']})"
-           if entry.get("not_shrunk") else
-           f"shrunk from {entry.get('origin') or 'a failing run'} ({entry['runs']} runs, {entry['stopped']})")
-    lines = [f"{entry['method']} -sync {entry['sync']} is {entry['kind']} on this {entry['edges']}-edge, "
-             f"{entry['vertices']}-vertex graph, {how}; it failed {entry['failed']} of "
-             f"{entry['tried']} runs" + (": sometimes right, likely a race." if entry["flaky"] else
-                                         f" ({entry['triage']}): likely a race." if entry.get("race") else "."),
-             f"Reproduce: {entry['command'].replace('%INPUT%', Path(entry['file']).name if entry.get('file') else 'graph.txt')}"
-             f"   (the file: smallest/{Path(entry['file']).name if entry.get('file') else ''})",
-             "Edges (src dst weight): " + "; ".join(f"{u} {v} {w}" for u, v, w in entry["edge_list"][:40])
-             + (" ..." if entry["edges"] > 40 else "")]
-    if len(entry["expected"]) <= 60:
-        differing = set(entry["differing"])
-        got = entry.get("got")
-        lines.append("vertex: expected / yours")
-        for v, want in enumerate(entry["expected"]):
-            have = "(no output)" if got is None else (got[v] if v < len(got) else "(missing)")
-            lines.append(f"  {v}: {'INF' if want is None else want} / {'INF' if have is None else have}"
-                         + ("   <-- differs" if v in differing else ""))
-    return "\n".join(lines)
 
 
 def _read(path: Path) -> dict:

@@ -17,7 +17,10 @@ else they run one at a time in this process. Here too:
   around the nearest wrong vertex (shrink.starting_points), then the reduction;
 - the random search of small graphs for a method the course graphs found right;
 - the file, DIR/<method>-<sync>.txt: a valid input (`src dst w` lines) whose `#` lines say how
-  to reproduce the failure, what was expected, what the program printed, and how often it failed.
+  to reproduce the failure, what was expected, what the program printed, and how often it failed;
+- how a size is said (`size_text`, the file's and the pages' words): a graph over SMALL_EDGES is
+  never a plain size but "not reproducible on small graphs" (1-minimal) or "not reproduced on a
+  small graph within the budget", and the course graph itself "not shrunk".
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ from sssp_common.vocabulary import SPEC_CONFIGS, UNREACHABLE
 HEADER = "# counterexample candidate (grader shrink)\n"
 MAX_SHOWN_VERTICES = 200
 DEFAULT_BUDGET = Budget(runs=200, seconds=60.0)
+SMALL_EDGES = 40             # a counterexample small enough to read whole (drawn, its edges listed in full)
 _RUNNERS = itertools.count()
 
 
@@ -69,6 +73,12 @@ class Counterexample:
             and not self.shrunk.stopped.startswith("1-minimal")
 
     @property
+    def not_small(self) -> bool:
+        """Shrunk, but not to a small graph (more than SMALL_EDGES edges): said as such, never as a
+        plain size (a bug that needs a large input, or a budget that ran out on the way)."""
+        return not self.not_shrunk and self.shrunk.graph.edges > SMALL_EDGES
+
+    @property
     def differing(self) -> list[int]:
         if self.got is None:
             return list(range(len(self.expected)))
@@ -85,9 +95,33 @@ class Counterexample:
                 "race": self.shrunk.flaky or self.triage.startswith("flaky"),
                 "runs": self.shrunk.runs, "started": self.shrunk.started, "seconds": self.shrunk.seconds,
                 "stopped": self.shrunk.stopped, "triage": self.triage, "not_shrunk": self.not_shrunk,
+                "not_small": self.not_small, "origin_edges": self.origin_edges,
                 "expected": self.expected, "got": self.got, "differing": self.differing,
                 "command": self.command, "detail": self.detail, "origin": self.origin,
                 "file": str(self.path) if self.path else None}
+
+
+def edges_text(edges: int) -> str:
+    return f"{edges} edge" + ("" if edges == 1 else "s")
+
+
+def not_shrunk_text(edges: int) -> str:
+    return f"not shrunk ({edges_text(edges)}, the failing course graph)"
+
+
+def size_text(entry: dict) -> str:
+    """How a counterexample's size is said (its summary): "N edges"; "not shrunk (N edges, ...)"
+    when no smaller graph was found; and for one shrunk but still large (not_small), whether it
+    is 1-minimal (no edge of it can go: the failure needs a large graph) or the budget ran out."""
+    edges = entry["edges"]
+    if entry.get("not_shrunk"):
+        return not_shrunk_text(edges)
+    if not entry.get("not_small"):
+        return edges_text(edges)
+    found = f"the smallest failing graph found has {edges_text(edges)}"
+    if str(entry.get("stopped", "")).startswith("1-minimal"):
+        return f"not reproducible on small graphs: {found} (1-minimal: none of its edges can go)"
+    return f"not reproduced on a small graph within the budget: {found}"
 
 
 def edge_list_of(path: Path) -> EdgeList:
@@ -422,14 +456,16 @@ def save(example: Counterexample, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{example.cell.method}-{example.cell.sync}.txt"
     shrunk = example.shrunk
+    said = size_text(example.summary())
+    how = (f"# {said}: out of budget after {shrunk.runs} runs ({shrunk.stopped})" if example.not_shrunk else
+           f"# {said + ': ' if example.not_small else ''}shrunk in {shrunk.runs} runs, {shrunk.seconds:.1f} s "
+           f"({shrunk.stopped})")
     lines = [f"# smallest graph found on which this program's {example.cell.method} -sync {example.cell.sync} "
              f"is {shrunk.kind} ({shrunk.graph.edges} edges, {shrunk.graph.vertices} vertices)",
              f"# reproduce: {example.command.replace('%INPUT%', target.name)}",
              f"# failed {shrunk.failed} of {shrunk.tried} runs"
              + (" (sometimes right: likely a race)" if shrunk.flaky else ""),
-             (f"# not shrunk ({shrunk.graph.edges} edges, the failing course graph): out of budget "
-              f"after {shrunk.runs} runs ({shrunk.stopped})" if example.not_shrunk else
-              f"# shrunk in {shrunk.runs} runs, {shrunk.seconds:.1f} s ({shrunk.stopped})"),
+             how,
              f"# grader: {example.detail}" if example.detail else "# grader: see the run's verdict"]
     if shrunk.graph.vertices <= MAX_SHOWN_VERTICES:
         lines.append("# vertex: expected  printed")
