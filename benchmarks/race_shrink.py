@@ -39,17 +39,21 @@ def buggy(graph: EdgeList) -> np.ndarray:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", default="rome99.gr.gz", help="a graph carried in grader/data/graphs")
+    parser.add_argument("--graph", default="rome99.gr.gz",
+                        help="a graph carried in grader/data/graphs, or the path of a spec-format file")
     parser.add_argument("--shrinks", type=int, default=300)
     parser.add_argument("--runs", type=int, default=16, help="the case's candidate runs")
     parser.add_argument("--start-tries", type=int, default=shrink.START_TRIES)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     shrink.START_TRIES = args.start_tries
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / args.graph.removesuffix(".gz")
-        path.write_bytes(gzip.decompress((GRAPHS / args.graph).read_bytes()))
-        graph = edge_list_of(path)
+    if Path(args.graph).is_file():
+        graph = edge_list_of(Path(args.graph))
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / args.graph.removesuffix(".gz")
+            path.write_bytes(gzip.decompress((GRAPHS / args.graph).read_bytes()))
+            graph = edge_list_of(path)
     expected = reference_of(graph)
     wrong = [int(v) for v in np.flatnonzero(buggy(graph) != expected)][:10]
     starts = starting_points(graph, expected, wrong)
