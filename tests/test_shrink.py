@@ -206,22 +206,36 @@ def test_the_start_is_the_path_to_the_nearest_wrong_vertex_and_its_neighbourhood
     points = starting_points(graph, expected_array(graph), [3, 4])
     # the out-edges of 0 (3); every edge of 0 and 4 (4); the cone of 3 and 4 (5); of 0, 4, 1, 3 and 5 (7)
     assert [(why.split(" and ", 1)[-1], g.edges) for why, g in points] == \
-        [("the out-edges of the vertex before it", 3), ("1 hop around it (out- and in-edges)", 4),
+        [("the 3 out-edges of the vertex before it nearest the path's", 3), ("1 hop around it (out- and in-edges)", 4),
          ("the cone of the vertices it got wrong", 5), ("2 hops around it (out- and in-edges)", 7)]
     assert points[0][1].rows() == [(0, 1, 1), (0, 2, 9), (0, 3, 2)]                # renumbered, 0 the source
     assert points[1][1].rows() == [(0, 1, 1), (0, 2, 9), (0, 3, 2), (3, 4, 1)]
 
 
-def test_the_first_start_keeps_only_the_adjacency_list_of_the_vertex_before_the_wrong_one():
-    """0 fans out to 5, 6, 7 besides 1; 1 -> 2 (the wrong vertex, through 1's second edge) and 1 -> 3:
-    the slip sits in 1's list, which is all the first start keeps besides the path (a race's
-    case on a dense course graph starts 4 edges away from the bug instead of hundreds)."""
+def test_the_first_starts_keep_the_hub_edges_nearest_the_path_then_its_whole_list():
+    """0 -> 1 -> 2 is the path to the wrong vertex 2; vertex 1 is a hub of 21 out-edges, the path's
+    the 11th in file order: the first start keeps it and 2 of 1's edges each side, the next 8
+    each side, then 1's whole list, then every path vertex's out-edges (0 has two more): a slip
+    in walking a hub's list (the last edge, a chunk's end) shows at the size it needs."""
     from grader.sweep.shrink import starting_points
-    graph = EdgeList.of([(0, 5, 5), (0, 1, 1), (0, 6, 5), (1, 3, 1), (1, 2, 1), (0, 7, 5), (2, 4, 1)])
-    points = starting_points(graph, expected_array(graph), [2, 4])
-    assert points[0][0].endswith("and the out-edges of the vertex before it"), points[0][0]
-    assert points[0][1].rows() == [(0, 1, 1), (1, 2, 1), (1, 3, 1)]                # 1's list in file order
-    assert points[1][0].endswith("and the out-edges of the vertices before it") and points[1][1].edges == 6
+    hub = [(1, 10 + k, 1) for k in range(10)] + [(1, 2, 1)] + [(1, 30 + k, 1) for k in range(10)]
+    graph = EdgeList.of([(0, 1, 1), (0, 40, 5), (0, 41, 5)] + hub + [(2, 3, 1)])
+    points = starting_points(graph, expected_array(graph), [2, 3])
+    sizes = [(why.split(" and ", 1)[-1], g.edges) for why, g in points if "cone" not in why][:4]   # the cone: 3
+    assert sizes == [("the 5 out-edges of the vertex before it nearest the path's", 6),
+                     ("the 17 out-edges of the vertex before it nearest the path's", 18),
+                     ("the out-edges of the vertex before it", 22),
+                     ("the out-edges of the vertices before it", 24)], sizes
+    first = next(g for why, g in points if "the 5 out-edges" in why).rows()
+    # renumbered in order of appearance: 0 the source, 1 the hub, its five heads 2..6, the path's the middle one
+    assert first == [(0, 1, 1), (1, 2, 1), (1, 3, 1), (1, 4, 1), (1, 5, 1), (1, 6, 1)]
+
+
+def test_a_wrong_source_has_no_path_to_start_from():
+    from grader.sweep.shrink import starting_points
+    graph = EdgeList.of([(0, 1, 1), (1, 2, 1)])
+    points = starting_points(graph, expected_array(graph), [0, 2])
+    assert all("path to wrong vertex" not in why for why, _ in points)
 
 
 def test_a_start_near_the_wrong_vertex_saves_runs_on_a_large_graph():

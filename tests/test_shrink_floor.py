@@ -108,3 +108,22 @@ def test_with_the_share_alone_the_first_case_is_shrunk_before_the_later_cases_ar
     assert (first["method"], first["sync"]) == ("bmf", "incore") and first["edges"] <= 13 and not first["not_shrunk"]
     assert sorted((s["method"], s["sync"]) for s in record["skipped"]) == sorted(METHODS[1:])
     assert all(s["why"] == "not shrunk (76 edges, the failing course graph)" for s in record["skipped"])
+
+
+def test_a_grader_error_in_one_students_counterexamples_is_theirs_alone(tmp_path, monkeypatch):
+    """An exception inside the shrinking (a grader bug, e.g. CI's IndexError on a wrong source)
+    becomes that student's one-line note in counterexamples.json; the class goes on."""
+    from grader.grading import counterexamples
+
+    def broken(**_):
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(counterexamples, "_for_student", broken)
+    rows = [{"method": "bmf", "sync": "incore", "status": "wrong", "graph": "g", "graph_vertices": 5,
+             "graph_edges": 7, "rep": 0, "run_id": "r"}]
+    record = counterexamples.for_student(tmp_path, "p", rows, [], {}, None, {}, counterexamples.Allowance(runs=10),
+                                         submit=lambda *a, **k: None)
+    [said] = record["skipped"]
+    assert said["why"] == "counterexamples stopped by a grader error (IndexError: list index out of range)"
+    assert not record["complete"] and record["shrunk"] == []
+    assert json.loads((tmp_path / counterexamples.RECORD).read_text())["skipped"] == [said]

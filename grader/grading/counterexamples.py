@@ -204,6 +204,12 @@ def for_student(folder: Path, program_id: str, rows: list[dict], cells: list, gr
         record = {"program_id": program_id, "allowance_runs": allowance.runs, "shrunk": [], "search": [],
                   "rejected": [], "complete": True, "skipped": [{"method": "*", "sync": "*", "why": str(why)}]}
         _write(record_path, record)
+    except Exception as error:   # noqa: BLE001 - one student's counterexamples never stop the class
+        said = " ".join(str(error).split())[:300]
+        record = {"program_id": program_id, "allowance_runs": allowance.runs, "shrunk": [], "search": [],
+                  "rejected": [], "complete": False, "skipped": [{"method": "*", "sync": "*", "why":
+                  f"counterexamples stopped by a grader error ({type(error).__name__}: {said})"}]}
+        _write(record_path, record)
     if err is not None:
         said = console_line(folder.name, record)
         if said:

@@ -40,7 +40,7 @@ from grader.jail.sandbox import shared_inputs
 from grader.sweep import cellrun
 from grader.sweep.executors.celltask import RowList
 from grader.sweep.graphs import PreparedGraph
-from grader.sweep.shrink import FAILURE_KINDS, Budget, EdgeList, OutOfBudget, Reducer, Shrunk, cone, starting_points
+from grader.sweep.shrink import FAILURE_KINDS, START_TRIES, Budget, EdgeList, OutOfBudget, Reducer, Shrunk, cone, starting_points
 from sssp_common.digest import distances_checksum
 from sssp_common.files import write_text_atomically
 from sssp_common.loader import load_graph
@@ -391,9 +391,12 @@ def shrink_cell(cell, sweep, provenance: dict, failing_input: Path, kind: str, *
     original = edge_list_of(failing_input)
     try:
         wrong = None
-        if kind == "wrong":              # what it got wrong on the original: where to start
+        looks = (START_TRIES if tries > 1 else 1) if kind == "wrong" else 0
+        for _ in range(looks):               # what it got wrong there: where to start (a race: until a run fails)
             runner(original)
             wrong = runner.wrong.get(_key(original))
+            if wrong:
+                break
         result, got, detail = shrink_case(runner, original, kind, budget=budget, tries=tries, confirm=confirm,
                                           wrong=wrong)
     finally:

@@ -20,10 +20,9 @@ the trusted reference (the caller's business: here no process is started). The r
 4. stop when 1-minimal (no single edge can go, no weight can be lowered) or out of budget, and
    say which.
 
-Where to start (`starting_points`): not the whole graph but the smallest of a few subgraphs around
-the wrong vertex nearest the source (fewest edges on its path in the reference's shortest-path
-tree): that path with the in- and out-edges of its vertices, then 2 hops, then the cone of every
-wrong vertex. All of them are tried at once and the smallest that still fails is kept.
+Where to start (`starting_points`): the smallest of a few subgraphs around the wrong vertex nearest
+the source (fewest edges on its path in the reference's shortest-path tree) that still fails: the
+path with part of the list of the vertex before it, ..., 2 hops around it, the cone of every wrong vertex.
 
 Candidates in parallel: the candidates of one step (ddmin's chunks or complements at one
 granularity, the weights of one edge, the starting points) are independent; `batch` runs up to
@@ -37,10 +36,8 @@ timeout counts only when the original failure was of that kind (a crash on a sma
 be a different bug). Races make failures flaky: when the original does not fail on every try, a
 candidate gets up to `tries` runs and counts when it fails in any; the result says how often the
 final graph failed, and a graph on which the program was never seen failing is never returned.
-The starting points of a race get more tries each (START_TRIES, stopping at the first failure):
-they are the only way a race's case gets small within its runs (ddmin over a course graph at
-three tries a candidate goes nowhere), and a race that fails one run in two still hides from all
-of them only once in 2^16 (two nested starts of 8 tries each).
+A race's starting points get START_TRIES each (stopping at a failure): the only way its case
+gets small within its runs (two nested starts hide a one-in-two race once in 2^16).
 """
 from __future__ import annotations
 
@@ -52,6 +49,7 @@ import numpy as np
 
 FAILURE_KINDS = ("wrong", "crash", "timeout")
 VERTEX_DDMIN_EDGES = 32       # graphs up to this many edges skip ddmin over vertices
+WINDOWS = (2, 8)              # starting points: the path's edge with this many of its tail's edges each side
 START_TRIES = 8               # runs of each starting point of a race (tries > 1), stopping at a failure
 
 
@@ -460,19 +458,33 @@ def neighbourhood(graph: EdgeList, vertices: list[int], hops: int) -> EdgeList:
 def starting_points(graph: EdgeList, expected: np.ndarray, wrong: list[int]) -> list[tuple[str, EdgeList]]:
     """Subgraphs to try before the whole graph, smallest first: the path to the nearest wrong
     vertex with the out-edges of the vertex before it (a slip in how one vertex's edge list is
-    walked shows there, at the size of one adjacency list), then with every path vertex's
+    walked shows there: first the 2, then 8, edges each side of the path's in file order, then
+    the whole list), then with every path vertex's
     out-edges (the wrong vertex's own out-edges cannot change its distance), then with their
     in-edges too (1 hop), then 2 hops, then the cone of every wrong vertex. A deterministic bug in
     a spec method usually shows within a few hops of vertex 0."""
     points: list[tuple[str, EdgeList]] = []
+    expected = np.asarray(expected, dtype=np.int64)[:graph.vertices]
     path = nearest_wrong_path(graph, expected, wrong)
-    if path:
+    if len(path) >= 2:           # [0] alone: the source itself is wrong, and no path leads there
         about = f"the path to wrong vertex {path[-1]} ({len(path) - 1} edges)"
         before = np.zeros(graph.vertices, dtype=bool)
         before[path[:-1]] = True
         on_path = np.zeros(graph.edges, dtype=bool)
-        on_path[[int(np.flatnonzero((graph.src == u) & (graph.dst == v))[0]) for u, v in zip(path, path[1:])]] = True
-        points.append((f"{about} and the out-edges of the vertex before it",      # where a CSR slip sits
+        tight = expected[graph.src] + graph.weight == expected[graph.dst]     # not a heavier parallel edge
+        for u, v in zip(path, path[1:]):
+            on_path[last := int(np.flatnonzero((graph.src == u) & (graph.dst == v) & tight)[0])] = True
+        # where a slip in walking one adjacency list sits: the vertex before the wrong one, its
+        # edges nearest the path's in file order (a hub's list is long), then its whole list
+        theirs = np.flatnonzero(graph.src == path[-2])
+        at = int(np.searchsorted(theirs, last))
+        for reach in WINDOWS:
+            window = theirs[max(0, at - reach):at + reach + 1]
+            keep = on_path.copy()
+            keep[window] = True
+            points.append((f"{about} and the {window.size} out-edges of the vertex before it nearest the path's",
+                           renumber(graph.take(np.flatnonzero(keep)))))
+        points.append((f"{about} and the out-edges of the vertex before it",
                        renumber(graph.take(np.flatnonzero((graph.src == path[-2]) | on_path)))))
         points.append((f"{about} and the out-edges of the vertices before it",
                        renumber(graph.take(np.flatnonzero(before[graph.src] | on_path)))))
