@@ -105,16 +105,21 @@ def differences(a: Path, b: Path) -> list[str]:
 
 
 def counterexample_lines(out: Path) -> list[str]:
-    """Where each student's counterexample time went (their counterexamples.json)."""
+    """Where each student's counterexample runs went (their counterexamples.json): the runs the
+    class's budget gave and used, and each case's size, runs and seconds."""
     lines = []
     for path in sorted(out.glob("*/counterexamples.json")):
         record = json.loads(path.read_text())
-        found = [f"{s['method']} {s['sync']}: {s['edges']} edges" for s in record.get("shrunk", []) + record.get("search", [])
+        cases = [f"{s['method']} {s['sync']}: {s['edges']} edges, {s.get('case_runs', s.get('runs'))} runs, "
+                 f"{s.get('seconds', 0):.1f} s ({s.get('triage') or s.get('stopped', '')})"
+                 for s in record.get("shrunk", [])]
+        cases += [f"{s['method']} {s['sync']}: rejected ({s['line']})" for s in record.get("rejected", [])]
+        found = [f"{s['method']} {s['sync']}: {s['edges']} edges (random search)" for s in record.get("search", [])
                  if s.get("edges") is not None]
         tried = sum(s.get("graphs_tried", 0) for s in record.get("search", []))
-        lines.append(f"  counterexamples {path.parent.name}: budget {record.get('budget_s', 0):.1f} s, handed over in "
-                     f"{record.get('handed_over_s', 0):.1f} s, worked {record.get('seconds', 0):.1f} s; "
-                     f"{'; '.join(found) or 'none found'} ({tried} random graphs tried)")
+        lines.append(f"  counterexamples {path.parent.name}: {record.get('runs', 0)} of {record.get('allowance_runs', 0)} "
+                     f"runs, {record.get('seconds', 0):.1f} s; {'; '.join(cases + found) or 'none found'} "
+                     f"({tried} random graphs tried)")
     return lines
 
 
