@@ -128,11 +128,14 @@ def test_a_program_that_rejects_opt_is_triaged_in_one_run_with_no_candidates(gra
 
 
 def test_a_flaky_program_gets_at_most_forty_edges_and_how_often_it_failed(graded):
-    """The race fails one run in two (the clock decides), so what is asserted must hold whatever
-    the coin: the graded runs of bmf incore were both right and wrong on some graph unless 24 coins
-    all agreed (2^-20), every starting point of a race gets 8 tries (two nested starts both hide
-    once in 2^16), and a graph that failed only on its accepting run is still called a race by
-    the course graph's mixed verdicts rather than by its own (its confirming runs may all fail)."""
+    """The race fails one run in two (a coin from /dev/urandom each run), so what is asserted must
+    hold whatever the coins: the graded runs of bmf incore were both right and wrong on some graph
+    unless 24 coins all agreed (2^-20); a race none of whose re-runs fail starts from the vertices
+    its graded run got wrong; its first starting points (the path and 2, then 8, of the edges of
+    the vertex before the wrong one nearest the path's, 3-17 edges on every course graph) get 8
+    tries each, so both hide once in 2^16 (`python -m benchmarks.race_shrink`: 0 of 100 shrinks
+    over 40 edges on amazon~synth, where the next start has 383 edges); and a graph that failed on
+    every confirming run is still called a race by the course graph's mixed verdicts."""
     out, _ = graded
     record = record_of(out, "flaky")
     races = [e for e in record["shrunk"] if e["race"]]
