@@ -36,9 +36,12 @@ EQUIVALENT = ROOT / "benchmarks" / "mutants_grader_equivalent.txt"
 
 # module -> the test files that guard it (mutmut narrows them per function by coverage)
 SELECTIONS: dict[str, tuple[str, ...]] = {
-    "grader/sweep/check.py": ("tests/test_check.py", "tests/test_runner.py", "tests/test_bounds_judge.py"),
-    "grader/sweep/outfile.py": ("tests/test_check.py", "tests/test_bounds_judge.py"),
-    "grader/sweep/timings.py": ("tests/test_check.py", "tests/test_bounds_judge.py"),
+    "grader/sweep/check.py": ("tests/test_check.py", "tests/test_check_detail.py", "tests/test_runner.py",
+                              "tests/test_bounds_judge.py"),
+    "grader/sweep/outfile.py": ("tests/test_outfile.py", "tests/test_check.py", "tests/test_check_detail.py",
+                                "tests/test_bounds_judge.py"),
+    "grader/sweep/timings.py": ("tests/test_timings.py", "tests/test_check.py", "tests/test_check_detail.py",
+                                "tests/test_bounds_judge.py"),
     "grader/sweep/identity.py": ("tests/test_identity.py", "tests/test_cells.py", "tests/test_input_identity.py"),
     "grader/sweep/store.py": ("tests/test_store.py", "tests/test_store_lock.py"),
     "grader/grading/rubric.py": ("tests/test_layouts.py", "tests/test_grade_spec.py", "tests/test_exact_scores.py",
