@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from grader.jail.runner import RunResult
 from grader.sweep.check import classify, compare, differing_in, judge_file, parse_output, stderr_summary
 from grader.sweep.outfile import Unparsable
+from grader.sweep.timings import Pattern
 
 REFERENCE = np.array([0, 4, 2, 9, 5, 20, -1], dtype=np.int64)
 GOOD = "".join(f"{v}:{'INF' if d < 0 else d}\n" for v, d in enumerate(REFERENCE))
@@ -121,10 +123,56 @@ def test_an_incomplete_file_is_wrong_and_keeps_its_deviations(tmp_path):
     assert record["output_deviations"] == ["vertices not in order 0..n-1"] and record["output_format"] == "deviates"
 
 
-def test_the_time_flag_compares_the_reported_time_with_the_wall_time(tmp_path):
+def test_the_time_flag_compares_both_reported_times_with_the_wall_time(tmp_path):
     assert classify(run(tmp_path, output=GOOD, wall_s=0.0125), REFERENCE)["time_flag"] == ""
-    flagged = classify(run(tmp_path, output=GOOD, wall_s=0.01), REFERENCE)["time_flag"]
-    assert flagged == "self-reported kernel time 13.000 ms exceeds the run's wall time 10.0 ms"
+    # 12.5 ms of computation fits 11.8 ms of wall (within its millisecond); with 0.5 ms of filtering it does not
+    flagged = classify(run(tmp_path, output=GOOD, wall_s=0.0118), REFERENCE)["time_flag"]
+    assert flagged == "self-reported kernel time 13.000 ms exceeds the run's wall time 11.8 ms"
+
+
+def test_a_cpu_program_may_report_a_time_below_a_kernel_launch(tmp_path):
+    stdout = ("The total computation kernel time on CPU (numpy) is 0.0001 milli-seconds\n"
+              "The total filtering kernel time on CPU (numpy) is 0 milli-seconds\n")
+    assert classify(run(tmp_path, stdout=stdout, output=GOOD), REFERENCE)["time_flag"] == ""
+    gpu = stdout.replace("CPU (numpy)", "GPU H100")
+    assert "below what one kernel launch takes" in classify(run(tmp_path, stdout=gpu, output=GOOD), REFERENCE)["time_flag"]
+
+
+def test_staff_patterns_are_the_ones_used_to_recover_times(tmp_path):
+    staff = (Pattern("elapsed", r"elapsed (?P<value>\d+)", "computation"),)
+    record = classify(run(tmp_path, stdout="elapsed 42\nTook 7 ms\n", output=GOOD), REFERENCE, patterns=staff)
+    assert record["computation_ms"] == 42 and record["times_source"]["computation"] == "recovered:elapsed"
+    assert classify(run(tmp_path, stdout="elapsed 42\nTook 7 ms\n", output=GOOD), REFERENCE)["computation_ms"] == 7
+
+
+def test_the_output_bound_given_to_classify_is_the_one_applied(tmp_path):
+    record = classify(run(tmp_path, output=GOOD), REFERENCE, max_output_bytes=len(GOOD) - 1)
+    assert record["status"] == "malformed" and "more than the" in record["detail"]
+    assert classify(run(tmp_path, output=GOOD), REFERENCE, max_output_bytes=len(GOOD))["status"] == "ok"
+
+
+def test_running_out_of_memory_while_placing_the_lines_is_the_runs_failure(tmp_path, monkeypatch):
+    from grader.sweep import outfile
+
+    def exhausted(parsed, n):
+        raise MemoryError("placing")
+    monkeypatch.setattr(outfile, "placed", exhausted)
+    record = classify(run(tmp_path, output=GOOD), REFERENCE)
+    assert (record["status"], record["distances"], record["file_distances"]) == ("malformed", "unparsable", "unparsable")
+    assert record["detail"] == "output file: checking failed (MemoryError: placing)"
+    assert record["mismatches"] is None and record["output_format"] is None and record["output_deviations"] is None
+
+
+def test_a_result_with_only_the_runners_first_fields_is_judged(tmp_path):
+    """What classify needs of a result (older runners had no stdout_text and no stderr_head)."""
+    path = tmp_path / "output.txt"
+    path.write_text(GOOD)
+    bare = SimpleNamespace(stdout_head=SPEC, stderr_tail="[...] cut\noops\n", output_path=path, wall_s=1.0, timeout_s=5.0,
+                           launch_error="", exit_code=0)
+    record = classify(bare, REFERENCE)
+    assert record["status"] == "ok" and record["computation_ms"] == 12.5
+    record = classify(SimpleNamespace(**{**vars(bare), "exit_code": 1}), REFERENCE)
+    assert record["detail"] == "exit code 1; stderr: ... | oops; the output file's distances were right"
 
 
 def test_the_timings_are_read_from_the_stdout_tail_too(tmp_path):
@@ -226,3 +274,17 @@ def test_each_line_is_cut_so_the_summary_stays_within_its_width():
 def test_a_crash_shows_the_stderr_head_the_runner_kept(tmp_path):
     result = run(tmp_path, exit_code=1, stderr_head="unknown method\nusage\ncut", stderr="[...] x\nlast line\n")
     assert classify(result, REFERENCE)["detail"] == "exit code 1; stderr: unknown method | usage | ... | last line"
+
+
+def test_stderr_lines_at_the_edges_of_what_was_kept():
+    assert stderr_summary("", "usage: x\nfatal") == "usage: x | fatal"            # no newline at the end
+    assert stderr_summary("cause", "[...] x\nlast\n") == "cause | ... | last"     # a head of one whole line
+    assert stderr_summary("h\n", "[...] partial") == "h | ... | partial"           # a tail of one line
+    assert stderr_summary("h\n", "[...] x\nlast") == "h | ... | last"             # its cut first line left out
+
+
+def test_exactly_five_differing_vertices_are_all_shown_with_nothing_more():
+    got = REFERENCE.copy()
+    got[:5] += 1
+    count, detail = compare(got, REFERENCE)
+    assert count == 5 and "more" not in detail and detail.count("expected") == 5
