@@ -58,7 +58,7 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "grader/jail/boundary.py": ("tests/test_unpack_hostile.py",),
     "grader/jail/seccomp.py": ("tests/test_seccomp.py",),
     "grader/jail/bwrap.py": ("tests/test_jail.py", "tests/test_jail_isolation.py", "tests/test_seccomp.py"),
-    "grader/jail/uids.py": ("tests/test_sandbox.py", "tests/test_jail.py"),
+    "grader/jail/uids.py": ("tests/test_uids.py",),     # test_jail/test_sandbox reach it only through whole jails
     "grader/jail/cgroups.py": ("tests/test_sandbox.py", "tests/test_memory_cap.py"),
     "grader/jail/runner.py": ("tests/test_runner.py",),
     "grader/jail/sandbox.py": ("tests/test_sandbox.py", "tests/test_runner.py"),
