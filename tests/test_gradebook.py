@@ -44,6 +44,9 @@ def test_results_are_written_whole_as_json_with_non_ascii_names(tmp_path):
     assert path == tmp_path / "zoë" / "deep" / "results.json"
     assert json.loads(path.read_text()) == data and "Zoë" in path.read_text() and path.read_text().endswith("}\n")
     assert list(path.parent.iterdir()) == [path]                  # no temporary file left beside it
+    # a value JSON has no type for (a report's path) is written as its text, never a failed write
+    write_results(tmp_path, {**data, "report": tmp_path / "r.pdf"})
+    assert json.loads((tmp_path / "results.json").read_text())["report"] == str(tmp_path / "r.pdf")
 
 
 def graded(out: Path, student: str, score, tests=None, program_id="", decimals=2) -> dict:
