@@ -89,6 +89,7 @@ def test_a_killed_run_names_its_signal(tmp_path, code, said):
 def test_a_launch_failure_is_a_crash_whose_detail_is_the_launch_error(tmp_path):
     record = classify(run(tmp_path, exit_code=None, launch_error="./sssp: not executable", output=GOOD), REFERENCE)
     assert (record["status"], record["distances"], record["detail"]) == ("crash", "crash", "./sssp: not executable")
+    assert record["mismatches"] is None and record["file_distances"] is None
 
 
 def test_exit_0_without_a_file_is_no_output_said_so(tmp_path):
@@ -288,3 +289,18 @@ def test_exactly_five_differing_vertices_are_all_shown_with_nothing_more():
     got[:5] += 1
     count, detail = compare(got, REFERENCE)
     assert count == 5 and "more" not in detail and detail.count("expected") == 5
+
+
+def test_each_stderr_line_gets_an_equal_share_of_the_width():
+    assert stderr_summary("", "x" * 1000) == "x" * 600
+    said = stderr_summary("", "".join(f"{i}" * 200 + "\n" for i in range(6)))
+    assert said == " | ".join(["0" * 120, "1" * 120, "...", "3" * 120, "4" * 120, "5" * 120])
+
+
+def test_the_wrong_file_a_timed_out_run_left_is_quoted_cut_at_200_characters(tmp_path):
+    reference = np.full(6, 10 ** 17, dtype=np.int64)
+    wrong = "".join(f"{v}:{10 ** 17 + 1}\n" for v in range(6))
+    full = judge_file(run(tmp_path, output=wrong).output_path, reference)["detail"]
+    assert len(full) > 200
+    record = classify(run(tmp_path, exit_code=None, output=wrong), reference)
+    assert record["detail"] == f"killed after 5 s; the output file was wrong too ({full[:200]})"
