@@ -34,22 +34,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "benchmarks" / "mutants_grader_equivalent.txt"
 
-# module -> the test files that guard it (mutmut narrows them per function by coverage)
+# test_exact_scores.py without its one test that builds and grades a class (tens of seconds per mutant)
+EXACT_SCORES_PURE = tuple(f"tests/test_exact_scores.py::{t}" for t in (
+    "test_rounding_is_once_half_up_and_idempotent", "test_right_on_one_graph_of_three_totals_exactly_30",
+    "test_the_rubric_states_its_decimals", "test_cells_a_spreadsheet_would_evaluate_are_defused_and_read_back"))
+# module -> the test files (or test ids) that guard it (mutmut narrows them per function by coverage)
 SELECTIONS: dict[str, tuple[str, ...]] = {
     "grader/sweep/check.py": ("tests/test_check.py", "tests/test_check_detail.py", "tests/test_runner.py",
                               "tests/test_bounds_judge.py"),
-    "grader/sweep/outfile.py": ("tests/test_outfile.py", "tests/test_check.py", "tests/test_check_detail.py",
-                                "tests/test_bounds_judge.py"),
+    # the pure tests only: test_bounds_judge's other tests run hostile programs in cells, seconds per mutant
+    "grader/sweep/outfile.py": ("tests/test_outfile.py", "tests/test_check.py", "tests/test_check_detail.py"),
     "grader/sweep/timings.py": ("tests/test_timings.py", "tests/test_check.py", "tests/test_check_detail.py",
-                                "tests/test_bounds_judge.py"),
+                                *(f"tests/test_bounds_judge.py::{t}" for t in (
+                                    "test_the_blanks_line_is_judged_on_one_capped_line_by_patterns_that_cannot_nest",
+                                    "test_a_time_out_of_range_is_unreadable_not_a_failure"))),
     "grader/sweep/identity.py": ("tests/test_identity.py", "tests/test_cells.py", "tests/test_input_identity.py"),
     "grader/sweep/store.py": ("tests/test_store.py", "tests/test_store_lock.py"),
     # test_grade_spec.py grades whole classes (minutes) and is interrupted (exit 130) under mutmut's stats
     # runner: test_rubric.py holds its rubric cases as pure ones
-    "grader/grading/rubric.py": ("tests/test_rubric.py", "tests/test_layouts.py", "tests/test_exact_scores.py"),
+    "grader/grading/rubric.py": ("tests/test_rubric.py", "tests/test_layouts.py", *EXACT_SCORES_PURE),
     "grader/grading/points.py": ("tests/test_exact_scores.py",),
-    "grader/grading/gradebook.py": ("tests/test_gradebook.py", "tests/test_layouts.py", "tests/test_exact_scores.py",
-                                    "tests/test_lms.py"),
+    "grader/grading/gradebook.py": ("tests/test_gradebook.py", "tests/test_layouts.py", "tests/test_lms.py",
+                                    *EXACT_SCORES_PURE),
     "grader/grading/spreadsheet.py": ("tests/test_exact_scores.py", "tests/test_lms.py"),
     "grader/grading/layouts.py": ("tests/test_layouts.py",),
     "grader/grading/submission.py": ("tests/test_submission.py", "tests/test_layouts.py", "tests/test_unpack_hostile.py"),
