@@ -206,3 +206,29 @@ def test_the_widest_answer_a_program_may_write_fits_the_bound(tmp_path):
         assert len(line) * n <= size_bound(n)
         # and the bound stays a bound: not more than a few lines' worth of slack past that
         assert size_bound(n) <= 65536 + n * (len(line) + 16)
+
+
+def test_a_file_growing_while_read_is_read_at_most_one_byte_past_the_bound(tmp_path, monkeypatch):
+    """read(2) may return less than asked: however the bytes arrive, the checker reads at most
+    max_bytes + 1 of a file (enough to know it is too big) and refuses it, never truncates it."""
+    path = write(tmp_path, b"0:0\n" * 10_000)                 # 40,000 bytes; fstat will say 1
+    real_fstat, real_read, read = os.fstat, os.read, []
+
+    class Smaller:
+        def __init__(self, info):
+            self.st_mode, self.st_size = info.st_mode, 1
+
+    def short_read(fd, n):
+        chunk = real_read(fd, min(n, 1000))
+        read.append(len(chunk))
+        return chunk
+
+    monkeypatch.setattr(outfile.os, "fstat", lambda fd: Smaller(real_fstat(fd)))
+    monkeypatch.setattr(outfile.os, "read", short_read)
+    for bound in (999, 1000, 4500):
+        read.clear()
+        with pytest.raises(Unparsable, match=f"^the output file grew past {bound} bytes while being read$"):
+            read_capped(path, bound)
+        assert sum(read) == bound + 1
+    read.clear()
+    assert read_capped(path, 40_000) == b"0:0\n" * 10_000 and sum(read) == 40_000
