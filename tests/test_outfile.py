@@ -42,6 +42,8 @@ def read(data: bytes, n: int = 3):
     (b"0:0\n\n1:4\n2:INF\n", [BLANK]),
     (b"0:0\r\n\r\n1:4\r\n2:INF\r\n", [CRLF, BLANK]),
     (b"0:0\n1:4\n2:INF\n\n\n", [BLANK]),
+    (b"0:0\n 1:4\n2:INF\n", [EDGE_SPACES]),
+    (b"0:0\n1:4\n\t2:INF\n", [EDGE_SPACES]),
     (b"0:0\n1:4\n2:INF", [NO_NEWLINE]),
     (b"0:0\n1:4\n2:-1\n", [MINUS_ONE]),
     (b"0:0\n1:4\n2: -1 \r\n", [MINUS_ONE, SPACE_AFTER, EDGE_SPACES, CRLF]),
@@ -83,10 +85,18 @@ def test_vertex_numbers_with_leading_zeros_are_numbers():
     (b"0:0\n\n\n1:x\n", 4), (b"0:0\n1 4\n2:5\n", 2), (b"0:0\n1:INF:\n2:5\n", 2), (b"0:0\n1:5\n2\n", 3),
     (b"0:0\n1:-1x\n2:5\n", 2), (b"0:0\n1:4\nINF\n", 3), (b"0:0\n1:4\n2:INF INF\n", 3), (b"0\n", 1),
     (b"a 1\nb 2\n", 1), (b"0:0\n1:4\n2:4\n3", 4),
+    (b"0:0\n1:", 2), (b"0:0\n1: ", 2), (b"0:0\n\x0b\n2:5\n", 2), (b"0:0\n\x0c\n2:5\n", 2), (b"0:0\nX\n2:5\n", 2),
+    (b"0:0\n1:INF\n2:5 0\n", 3), (b"0:0\n1:Infinity\n2:x\n", 3), (b"0:0\n1:-1\n2:5 0\n", 3),
 ])
 def test_a_spelling_the_spec_forbids_is_refused_naming_its_line(data, line):
     with pytest.raises(Unparsable, match=f"^line {line}: not '<vertex>:<distance>'"):
         parse(data)
+
+
+def test_a_carriage_return_alone_at_the_end_is_refused():
+    with pytest.raises(Unparsable) as refused:
+        parse(b"0:0\n1:4\r")
+    assert str(refused.value) == "not '<vertex>:<distance>' lines"
 
 
 def test_the_refusal_quotes_the_line_cut_at_60_characters():
@@ -115,6 +125,10 @@ def test_an_inf_word_is_a_mark_the_distances_never_take():
 
 # --- placing lines by vertex ---------------------------------------------------------------------
 
+def test_a_single_vertex_answer_is_placed():
+    assert placed(parse(b"0:7\n"), 1)[0].tolist() == [7]
+
+
 def test_lines_in_any_order_are_placed_by_vertex_and_the_order_is_a_deviation():
     parsed = parse(b"2:INF\n0:0\n1:4\n")
     values, inf, problem = placed(parsed, 3)
@@ -131,6 +145,9 @@ def test_lines_in_any_order_are_placed_by_vertex_and_the_order_is_a_deviation():
                             "1 of 3 vertices missing (first: 0)"),
     (b"0:0\n0:0\n2:2\n", 3, "1 vertex(es) appear more than once (first: 0); 1 of 3 vertices missing (first: 1)"),
     (b"0:0\n", 0, "1 line(s) for vertices that do not exist (first: 0; the graph has 0: 0..-1)"),
+    (b"5:0\n", 1, "1 line(s) for vertices that do not exist (first: 5; the graph has 1: 0..0); "
+                 "1 of 1 vertices missing (first: 0)"),
+    (b"0:0\n1:1\n2:2\n3:3\n3:3\n", 3, "2 line(s) for vertices that do not exist (first: 3; the graph has 3: 0..2)"),
 ])
 def test_missing_repeated_and_stray_vertices_are_counted_and_the_first_named(data, n, problem):
     assert placed(parse(data), n)[2] == problem
