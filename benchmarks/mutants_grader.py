@@ -57,7 +57,7 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "grader/grading/gradebook.py": ("tests/test_gradebook.py", "tests/test_layouts.py", "tests/test_lms.py",
                                     *EXACT_SCORES_PURE),
     "grader/grading/spreadsheet.py": ("tests/test_exact_scores.py", "tests/test_lms.py"),
-    "grader/grading/layouts.py": ("tests/test_layouts.py",),
+    "grader/grading/layouts.py": ("tests/test_layouts.py", "tests/test_layouts_names.py"),
     "grader/grading/submission.py": ("tests/test_submission.py", "tests/test_layouts.py", "tests/test_unpack_hostile.py"),
     "grader/grading/student_files.py": ("tests/test_unpack_hostile.py",),
     "grader/grading/built_tree.py": ("tests/test_unpack_hostile.py",),
