@@ -407,3 +407,11 @@ def test_the_edges_of_what_a_rubric_may_say_are_accepted(tmp_path):
     assert (rubric.decimals, rubric.build, rubric.report_min_pages, rubric.extra_methods) == (6, 0.0, 0, ("tpe",))
     assert load_rubric(write(tmp_path, "decimals = 0\n")).decimals == 0
     assert load_rubric(write(tmp_path, "[build]\npoints = 2\n")).build == 2.0
+
+
+def test_a_failed_runs_detail_is_quoted_cut_at_300_characters():
+    cells = matrix(methods=("bmf",), graphs=("g1",))
+    rows = everything_right(cells)
+    rows[cells[0].run_id] = row(cells[0], "crash", detail="x" * 400)
+    text = by_name(score(Rubric(), BUILT, cells, rows))["bmf correct on g1"]["output"]
+    assert text.splitlines()[1] == "- src 256x8 outcore: crash: " + "x" * 300
