@@ -122,6 +122,20 @@ def test_a_spec_time_out_of_range_is_quoted_cut_at_40():
     assert times("The total computation kernel time on GPU X is 1e9 milli-seconds\n")["computation_ms"] == 1e9
 
 
+def test_a_quoted_time_is_cut_at_40_characters_and_marked_only_when_cut():
+    for digits, shown in (("9" * 40, repr("9" * 40)), ("9" * 41, repr("9" * 40) + "...")):
+        found = times(f"The total computation kernel time on GPU X is {digits} milli-seconds\n")
+        assert found["unreadable"] == [f"computation time unreadable: {shown} is out of range"]
+    staff = (Pattern("a", r"A (?P<value>\d+)", "computation"),)
+    assert times("A " + "9" * 60 + "\n", staff)["unreadable"] == [
+        f"computation time unreadable: {'9' * 40!r} is out of range"]
+
+
+def test_parse_timing_gives_none_for_a_time_out_of_range():
+    assert parse_timing("The total computation kernel time on GPU X is 1e999 milli-seconds\n"
+                        "The total filtering kernel time on GPU X is 2 milli-seconds\n") == (None, 2.0, "X")
+
+
 def test_counts_are_read_at_a_lines_start_in_any_case_and_spacing():
     extras, notes = read_extras("Rounds  :  4\nEDGES PROCESSED: 10 (2.5 per edge)\nedges scanned by filtering:3\n")
     assert extras == {"rounds": 4, "edges_processed": 10, "edges_filtered": 3} and notes == []
@@ -150,6 +164,7 @@ def test_an_unreadable_count_says_how_many_digits_and_that_the_line_was_cut():
     (0.002, 0.0, 1.0, "H100", ""),
     (0.0001, 0.0, 1.0, "CPU (numpy)", ""),
     (5000.0, 0.0, None, "H100", ""),                               # no wall time: nothing to compare with
+    (1001.0, 0.5, 1.0, "H100", "self-reported kernel time 1001.500 ms exceeds the run's wall time 1000.0 ms"),
     (None, None, 0.001, "H100", ""),
 ])
 def test_the_time_flag_names_times_no_run_can_have(computation, filtering, wall_s, device, flag):
@@ -163,6 +178,9 @@ def test_the_time_flag_names_times_no_run_can_have(computation, filtering, wall_
     ("wall: total 1 s (start-up x, device 0.1)\n", None),
     ("wall: total 1 s (start-up -2, device 0.1)\n", None),
     ("wall: total 1 s (start-up 999999, device 2)\n", None),
+    ("wall: total 1 s (start-up 999999, device 1)\n", 1000000.0),
+    ("wall: total 1 s (start-up 0, device 0)\n", 0.0),
+    ("wall: total 1 s (start-up 0.25001)\n", 0.25),
     ("  wall: total 1 s (start-up 0.5)\n", None),
     ("no wall line\n", None),
 ])
@@ -189,6 +207,10 @@ def test_this_projects_own_wall_line_reads_back():
     (r"(?:(x)?(?(1)b|a+))*", "a repeated part holds another repeat"),
     (r"(?:a++)+", "a repeated part holds another repeat"),
     (r"(?:a+?)+", "a repeated part holds another repeat"),
+    (r"(?:a{1,2})+", "a repeated part holds another repeat"),
+    (r"(?:a+){2}", "a repeated part holds another repeat"),
+    (r"x(?:ab|(?:c+)+)", "a repeated part holds another repeat"),
+    (r"(?:(?>a+))+", "a repeated part holds another repeat"),
 ])
 def test_a_pattern_that_can_backtrack_exponentially_is_named(regex, why):
     assert nested_quantifier(regex) == why
