@@ -154,7 +154,7 @@ def _statuses(copy: Path) -> dict[str, str]:
 
 
 def run(modules: list[str], size: int | None, seed: int, jobs: int, keep: Path | None, out=sys.stdout,
-        diffs: Path | None = None) -> float:
+        diffs: Path | None = None, only_names: list[str] | None = None) -> float:
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mutants-grader-") as scratch:
         copy = Path(scratch) / "tree"
@@ -162,7 +162,9 @@ def run(modules: list[str], size: int | None, seed: int, jobs: int, keep: Path |
         _configure(copy, modules)
         with open(Path(scratch) / "mutmut.log", "w") as log:
             names = None
-            if size:
+            if only_names:
+                names = list(only_names)
+            elif size:
                 # generate and collect stats only (a name that matches nothing), then run the sample
                 _mutmut(copy, ["run", "--max-children", str(jobs), "__no_such_mutant__"], log)
                 names = sample(list(_statuses(copy)), size, seed)
@@ -209,6 +211,8 @@ def main(argv=None) -> int:
     parser.add_argument("--floor", type=float, metavar="SHARE", help="exit 1 when the score is below SHARE")
     parser.add_argument("--log", type=Path, metavar="FILE", help="keep mutmut's own output here")
     parser.add_argument("--diffs", type=Path, metavar="FILE", help="write each survivor's change (mutmut show) here")
+    parser.add_argument("--names", type=Path, metavar="FILE",
+                        help="run only the mutants named in FILE (one a line, e.g. an earlier run's survivors)")
     args = parser.parse_args(argv)
     modules = args.only.split(",") if args.only else list(SELECTIONS)
     unknown = [m for m in modules if m not in SELECTIONS]
@@ -219,7 +223,14 @@ def main(argv=None) -> int:
     if subprocess.run([sys.executable, "-c", "import mutmut"], capture_output=True).returncode:
         print("mutants_grader: mutmut is not installed (pip install 'mutmut>=3.8')", file=sys.stderr)
         return 2
-    share = run(modules, args.sample, args.seed, max(1, args.jobs), args.log, diffs=args.diffs)
+    only_names = None
+    if args.names:
+        try:
+            only_names = [line.split()[0] for line in args.names.read_text().splitlines() if line.strip()]
+        except OSError as error:
+            print(f"mutants_grader: --names: {args.names}: {error.strerror}", file=sys.stderr)
+            return 2
+    share = run(modules, args.sample, args.seed, max(1, args.jobs), args.log, diffs=args.diffs, only_names=only_names)
     if args.floor is not None and share < args.floor:
         print(f"mutants_grader: score {share:.1%} is below the floor {args.floor:.0%}", file=sys.stderr)
         return 1
