@@ -57,6 +57,8 @@ def graded(out: Path, student: str, score, tests=None, program_id="", decimals=2
 
 
 def test_the_class_is_every_folder_with_a_results_file_and_damaged_ones_are_skipped(tmp_path):
+    (tmp_path / "aaa-broken").mkdir()                     # sorted before the good ones
+    (tmp_path / "aaa-broken" / "results.json").write_text("{")
     graded(tmp_path, "ann", 5)
     graded(tmp_path, "bob", 0)
     (tmp_path / "broken").mkdir()
@@ -159,6 +161,16 @@ def test_refused_times_are_listed_apart_with_why(tmp_path):
 
 def test_a_flagged_run_without_a_filtering_time_shows_its_computation_time():
     assert leaderboard([run("ann", 500, filtering=None, wall_s=0.1)])[1][0]["kernel_ms"] == 500
+
+
+def test_a_flagged_row_written_before_run_ids_existed_has_an_empty_run_id():
+    row = run("ann", -1)
+    del row["run_id"]
+    assert leaderboard([row])[1][0]["run_id"] == ""
+
+
+def test_the_median_is_shown_to_the_microsecond():
+    assert leaderboard([run("ann", 1.23456, filtering=0)])[0][0]["median_kernel_ms"] == 1.235
 
 
 def test_students_who_handed_in_the_same_program_share_its_runs_and_a_student_without_one_has_none():
