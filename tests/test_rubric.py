@@ -415,3 +415,56 @@ def test_a_failed_runs_detail_is_quoted_cut_at_300_characters():
     rows[cells[0].run_id] = row(cells[0], "crash", detail="x" * 400)
     text = by_name(score(Rubric(), BUILT, cells, rows))["bmf correct on g1"]["output"]
     assert text.splitlines()[1] == "- src 256x8 outcore: crash: " + "x" * 300
+
+
+def test_a_missing_or_malformed_rubric_is_one_rubric_error_naming_the_file(tmp_path):
+    with pytest.raises(RubricError, match=f"^{tmp_path / 'none.toml'}: no such rubric$"):
+        load_rubric(tmp_path / "none.toml")
+    with pytest.raises(RubricError, match="not valid TOML"):
+        load_rubric(write(tmp_path, "[build\npoints = 5\n"))
+
+
+def test_what_each_line_says_of_a_clean_build_and_of_rows_written_before_every_field_existed():
+    cells = matrix(methods=("bmf",), graphs=("g1",))
+    rows = everything_right(cells)
+    rows[cells[0].run_id] = {**row(cells[0], "wrong"), "distances": "incomplete", "detail": "3 of 9 vertices missing"}
+    older = {k: v for k, v in row(cells[1], "timeout").items() if k not in ("distances", "detail")}
+    rows[cells[1].run_id] = older
+    tests = by_name(score(Rubric(), BUILT, cells, rows))
+    assert tests["make clean removes ./sssp"]["output"] == "removed"
+    assert tests["bmf correct on g1"]["output"].splitlines()[1:] == [
+        "- src 256x8 outcore: incomplete: 3 of 9 vertices missing", "- dst 256x8 outcore: timeout: "]
+
+
+def test_every_costly_deviation_and_stdout_problem_is_its_own_line():
+    cells = matrix(methods=("bmf",), graphs=("g1",))
+    rows = {c.run_id: row(c, deviations=["vertices not in order 0..n-1", "no ':' between vertex and distance"],
+                          stdout="deviates", problems=["no computation line", "no filtering line"]) for c in cells}
+    tests = by_name(score(Rubric(), BUILT, cells, rows))
+    assert tests["Output file format"]["output"].splitlines()[1:] == [
+        "- no ':' between vertex and distance", "- vertices not in order 0..n-1"]
+    assert tests["Timing lines on stdout"]["output"].splitlines()[1:] == ["- no computation line", "- no filtering line"]
+
+
+def test_several_extra_methods_are_named_and_a_program_not_built_earns_none_of_them():
+    cells = matrix(methods=("bmf",), graphs=("g1",)) + [Cell("opt", "g1"), Cell("fast", "g1")]
+    rubric = Rubric(extra_methods=("opt", "fast"))
+    extra = score(rubric, BUILT, cells, everything_right(cells))[-2]
+    assert extra["name"] == "Extra credit: opt, fast correct (up to 10 points above the maximum)"
+    assert extra["score"] == 10 and extra["output"] == "2 of 2 runs right"
+    extra = score(rubric, {"built": False, "cleaned": False, "detail": "no"}, cells, everything_right(cells))[-2]
+    assert extra["score"] == 0
+    assert extra["output"] == "0 of 2 runs right; a missing or failing optimization costs nothing"
+
+
+def test_a_matrix_without_a_required_method_scores_build_clean_and_extra_only():
+    cells = [Cell("opt", "g1"), Cell("opt", "g2")]
+    tests = score(Rubric(), BUILT, cells, everything_right(cells))
+    assert not any(" correct on " in t["name"] for t in tests)
+    assert code_points(tests) == 10 and tests[-2]["score"] == 10
+
+
+def test_a_report_worth_one_point_still_has_its_line():
+    cells = matrix(methods=("bmf",), graphs=("g1",))
+    tests = score(Rubric(report=1), BUILT, cells, everything_right(cells), {"score": 1})
+    assert tests[-1]["name"].startswith("Report") and (tests[-1]["score"], tests[-1]["max_score"]) == (1, 1)
