@@ -33,8 +33,11 @@ def test_results_json_sums_exactly_and_rounds_each_number_once():
     assert data["tests"][0]["output"] == "t0 output" and data["tests"][3]["extra_data"]["entered"] is False
     assert (data["output"], data["visibility"], data["stdout_visibility"]) == ("graded", "visible", "hidden")
     assert (data["student"], data["program_id"]) == ("ann", "p1")
+    assert data["tests"][0]["max_score"] == 3.33 and data["tests"][3]["max_score"] == 40.0
     one = results_json(tests, decimals=0)
     assert one["tests"][0]["score"] == 3 and one["score"] == 10 and one["decimals"] == 0
+    odd = results_json([a_test("t", Fraction(7, 3), Fraction(10, 3))], decimals=0)
+    assert (odd["score"], odd["max_score"], odd["output"]) == (2, 3, "")
     assert results_json([])["score"] == 0 and results_json([])["max_score"] == 0 and "student" not in results_json([])
 
 
@@ -83,7 +86,7 @@ def test_the_gradebook_has_a_column_per_test_and_leaves_a_pending_report_empty(t
                       program_id="pb"),
         "=cmd": graded(tmp_path, "=cmd", None, [a_test("Build", 0, 5), a_test("tpe", 6, 6),
                                                  a_test("Report", Fraction(67, 2), 40, extra_data={"entered": True})]),
-        "ann": graded(tmp_path, "ann", None, [a_test("Build", Fraction(7, 3), Fraction(10, 3))], decimals=0),
+        "ann": graded(tmp_path, "ann", None, [a_test("Build", Fraction(7, 3), Fraction(10, 3))], decimals=4),
     }
     del students["ann"]["program_id"]              # results written before program ids existed
     path = write_gradebook(tmp_path, students)
@@ -94,7 +97,7 @@ def test_the_gradebook_has_a_column_per_test_and_leaves_a_pending_report_empty(t
     assert [plain(r[0]) for r in table[1:]] == ["=cmd", "ann", "bob"]          # sorted by student
     assert rows["bob"] == ["bob", "7.33", "54", "pb", "5", "2.33", "", ""]
     assert rows["=cmd"] == ["'=cmd", "39.5", "51", "", "0", "", "33.5", "6"]
-    assert rows["ann"] == ["ann", "2", "3", "", "2", "", "", ""]                # its own decimals: 0
+    assert rows["ann"] == ["ann", "2.3333", "3.3333", "", "2.3333", "", "", ""]      # its own decimals: 4
 
 
 # --- the leaderboard -------------------------------------------------------------------------------
@@ -253,6 +256,13 @@ def test_the_page_shows_this_builds_counterexamples_only(tmp_path):
 
 
 def test_a_page_rounds_to_the_decimals_its_results_were_rounded_to(tmp_path):
-    data = results_json([a_test("bmf", Fraction(7, 3), 9)], decimals=0, extra={"program_id": ""})
-    assert '<span id="score">2</span> / 9' in page(tmp_path, data=data)
+    data = results_json([a_test("bmf", Fraction(7, 3), 9)], decimals=4, extra={"program_id": ""})
+    assert '<span id="score">2.3333</span> / 9' in page(tmp_path, data=data)
     assert gradebook.environment(4).filters["points"](Fraction(7, 3)) == "2.3333"
+
+
+def test_a_page_for_results_without_a_program_id(tmp_path):
+    data = results_json([a_test("Build", 5, 5)])                   # written before program ids existed
+    (tmp_path / "counterexamples.json").write_text(json.dumps({"program_id": "", "shrunk": [counterexample()]}))
+    html = page(tmp_path, data=data)
+    assert "Program identity <code></code>." in html and "Smallest failing graphs" in html
