@@ -85,7 +85,7 @@ def test_vertex_numbers_with_leading_zeros_are_numbers():
     (b"0:0\n\n\n1:x\n", 4), (b"0:0\n1 4\n2:5\n", 2), (b"0:0\n1:INF:\n2:5\n", 2), (b"0:0\n1:5\n2\n", 3),
     (b"0:0\n1:-1x\n2:5\n", 2), (b"0:0\n1:4\nINF\n", 3), (b"0:0\n1:4\n2:INF INF\n", 3), (b"0\n", 1),
     (b"a 1\nb 2\n", 1), (b"0:0\n1:4\n2:4\n3", 4),
-    (b"0:0\n1:", 2), (b"0:0\n1: ", 2), (b"0:0\n\x0b\n2:5\n", 2), (b"0:0\n\x0c\n2:5\n", 2), (b"0:0\nX\n2:5\n", 2),
+    (b"0:0\n1:", 2), (b"0: 0\n1:", 2), (b"0:0\n1: ", 2), (b"0:0\n\x0b\n2:5\n", 2), (b"0:0\n\x0c\n2:5\n", 2), (b"0:0\nX\n2:5\n", 2),
     (b"0:0\n1:INF\n2:5 0\n", 3), (b"0:0\n1:Infinity\n2:x\n", 3), (b"0:0\n1:-1\n2:5 0\n", 3),
 ])
 def test_a_spelling_the_spec_forbids_is_refused_naming_its_line(data, line):
