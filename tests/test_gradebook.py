@@ -38,6 +38,7 @@ def test_results_json_sums_exactly_and_rounds_each_number_once():
     assert one["tests"][0]["score"] == 3 and one["score"] == 10 and one["decimals"] == 0
     odd = results_json([a_test("t", Fraction(7, 3), Fraction(10, 3))], decimals=0)
     assert (odd["score"], odd["max_score"], odd["output"]) == (2, 3, "")
+    assert (odd["tests"][0]["score"], odd["tests"][0]["max_score"]) == (2, 3)
     assert results_json([])["score"] == 0 and results_json([])["max_score"] == 0 and "student" not in results_json([])
 
 
