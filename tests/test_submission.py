@@ -83,7 +83,9 @@ def test_a_package_unpacks_into_a_root_owned_tree_with_its_counts(tmp_path):
     info = os.lstat(got.top / "sssp.cu")
     assert (info.st_uid, info.st_gid) == (os.geteuid(), os.getegid())
     assert not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    assert unpack(Submission("jane", upload, "tar"), tmp_path / "again") == tmp_path / "again" / "sssp_gpu"
+    assert (os.stat(tmp_path / "out").st_mode & 0o777) == 0o700          # the tree's top: root's alone
+    deep = tmp_path / "graded" / "jane" / "tree"                          # its parents are made too
+    assert unpack(Submission("jane", upload, "tar"), deep) == deep / "sssp_gpu"
 
 
 @ROOT_ONLY
