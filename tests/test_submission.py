@@ -129,3 +129,17 @@ def test_a_package_with_a_member_outside_its_folder_is_refused(tmp_path):
     with pytest.raises(Refused, match="escape"):
         unpack_into(Submission("jane", upload, "tar"), tmp_path / "out")
     assert not (tmp_path / "escape").exists()
+
+
+@ROOT_ONLY
+def test_an_upload_of_exactly_the_limit_and_a_file_near_it_are_unpacked(tmp_path):
+    big = bytes(range(256)) * (6 << 12)                                   # 1.5 MiB of one file
+    upload = tmp_path / "jane.tar"
+    with tarfile.open(upload, "w") as archive:
+        for name, data in (("Makefile", b"sssp:\n"), ("graph.bin", big)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    limits = Limits(max_bytes=upload.stat().st_size)                      # the upload is exactly the limit
+    got = unpack_into(Submission("jane", upload, "tar"), tmp_path / "out", limits)
+    assert got.makefile and (got.top / "graph.bin").read_bytes() == big
