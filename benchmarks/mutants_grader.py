@@ -182,6 +182,11 @@ def run(modules: list[str], size: int | None, seed: int, jobs: int, keep: Path |
             diffs.write_text("\n".join(shown))
     equivalent = equivalent_names()
     share, tally, survivors = score(statuses, equivalent)
+    unchecked = sum(1 for s in statuses.values() if s == "not checked")
+    if unchecked:   # mutmut stopped early (a test failing on the unmutated tree, a crash): no score to trust
+        print(f"mutants_grader: mutmut left {unchecked} of {len(statuses)} mutants not checked "
+              f"(its output: --log); the score counts as 0", file=out)
+        share = 0.0
     per_module: dict[str, Counter] = {}
     for name, status in statuses.items():
         if name not in equivalent:
