@@ -185,10 +185,12 @@ def read_extras(stdout: str) -> tuple[dict[str, int | None], list[str]]:
     split = lines(stdout)
     found, notes = {}, []
     for key, pattern in _EXTRAS.items():
-        match = next((m for _, tidy in split for m in (pattern.match(tidy),) if m), None)
+        match, raw = next(((m, raw) for raw, tidy in split for m in (pattern.match(tidy),) if m), (None, ""))
         digits = match.group(1) if match else None
         if digits is not None and len(digits) > MAX_COUNT_DIGITS:
-            notes.append(f"{key} unreadable: a number of {len(digits)}{'+' if len(digits) >= LINE_CAP - 10 else ''} "
+            # '+': the number ran on past the cut line (more digits than were looked at)
+            cut = len(raw) == LINE_CAP and match.end(1) == len(match.string)
+            notes.append(f"{key} unreadable: a number of {len(digits)}{'+' if cut else ''} "
                          f"digits (at most {MAX_COUNT_DIGITS} are read)")
             digits = None
         found[key] = int(digits) if digits is not None else None
