@@ -143,3 +143,15 @@ def test_an_upload_of_exactly_the_limit_and_a_file_near_it_are_unpacked(tmp_path
     limits = Limits(max_bytes=upload.stat().st_size)                      # the upload is exactly the limit
     got = unpack_into(Submission("jane", upload, "tar"), tmp_path / "out", limits)
     assert got.makefile and (got.top / "graph.bin").read_bytes() == big
+
+
+@ROOT_ONLY
+def test_an_unpacker_that_did_not_drop_to_the_students_uid_is_an_error_not_a_tree(tmp_path, monkeypatch):
+    """The child says which uid unpacked; root's answer (the unpacker called without the leased
+    ids, as a slip in unpack_into would) stops this student with the grader's error, never a tree."""
+    from grader.grading import submission
+    real = submission.boundary.run_as
+    monkeypatch.setattr(submission.boundary, "run_as", lambda ids, *a, **k: real(None, *a, **k))
+    upload = package(tmp_path / "jane.tgz", {"Makefile": b"sssp:\n"})
+    with pytest.raises(RuntimeError, match=r"the unpacker ran as uid 0, not the student's \d+"):
+        unpack_into(Submission("jane", upload, "tar"), tmp_path / "out")

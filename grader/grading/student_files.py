@@ -441,7 +441,7 @@ def unpack(request: dict) -> dict:
         top = PACKAGE_DIR + ("/" + inner_top if inner_top else "")
     makefile = has_makefile(dest, top)
     return {"top": top, "makefile": makefile, "found": "" if makefile else what_was_found(dest, top),
-            "notes": notes, "files": budget.files, "bytes": budget.bytes}
+            "notes": notes, "files": budget.files, "bytes": budget.bytes, "uid": os.geteuid()}   # who unpacked
 
 
 def _renamed_note(renamed: list[str]) -> list[str]:

@@ -113,6 +113,8 @@ def unpack_into(submission: Submission, dest: Path, limits: Limits = Limits()) -
                 os.close(fd)
             if ids:
                 boundary.own_tree(dest, os.geteuid(), os.getegid())   # back to root before the uid is given back
+    if ids and answer.get("uid") != ids[0]:     # the boundary's promise, checked: never root on student bytes
+        raise RuntimeError(f"the unpacker ran as uid {answer.get('uid')}, not the student's {ids[0]}")
     return Unpacked(dest / answer["top"] if answer["top"] else dest, answer["makefile"], answer["found"],
                     tuple(answer["notes"]), answer["files"], answer["bytes"], peak)
 
