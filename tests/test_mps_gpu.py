@@ -23,6 +23,7 @@ from grader.jail import mps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_grade import config  # noqa: E402
+from test_mps_grade import latest_rows as latest  # noqa: E402
 
 CLASS_GPU = Path(__file__).resolve().parent / "fixtures" / "class_gpu"
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(os.geteuid() != 0, reason="the jail and MPS per uid need root")]
@@ -47,14 +48,6 @@ def graded(submissions: Path, out: Path, cfg: Path, **options) -> tuple[int, str
     code = grade_class([submissions], out, config=cfg, quiet=True, nvcc=nvcc(), diagnose=False, shrink=False,
                        stdout=io.StringIO(), err=err, **options)
     return code, err.getvalue()
-
-
-def latest(out: Path) -> dict:
-    rows = {}
-    for line in (out / "runs.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        rows[row["run_id"]] = row
-    return rows
 
 
 def scores(out: Path) -> dict:

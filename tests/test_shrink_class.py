@@ -40,16 +40,19 @@ def write_students(subs: Path, students: dict[str, str]) -> None:
         (folder / "Makefile").write_text(f"sssp: buggy.c\n\tcc -O1 {flags} -o sssp buggy.c\nclean:\n\trm -f sssp\n")
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """The five students graded once (as `python -m grader grade SUBS --out OUT`): (out, console)."""
+def graded_class(base: Path, students: dict[str, str]) -> tuple[Path, str]:
+    """The students graded once (as `python -m grader grade SUBS --out OUT`): (out, console)."""
     from grader.commands import grade
-    base = tmp_path_factory.mktemp("class")
-    write_students(base / "subs", STUDENTS)
+    write_students(base / "subs", students)
     console = io.StringIO()
     code = grade.run([base / "subs"], out=base / "out", config=DEFAULT_CONFIG, err=console, stdout=io.StringIO())
     assert code == 0, console.getvalue()[-3000:]
     return base / "out", console.getvalue()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return graded_class(tmp_path_factory.mktemp("class"), STUDENTS)
 
 
 def record_of(out: Path, student: str) -> dict:

@@ -8,7 +8,6 @@ budget, beside a correct classmate; what is asserted holds whatever the budget b
 words from the record's own runs, never seconds)."""
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -17,21 +16,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_shrink_class import DEFAULT_CONFIG, FIXTURE, pytestmark, record_of, write_students  # noqa: E402,F401
+from test_shrink_class import FIXTURE, graded_class, pytestmark, record_of  # noqa: E402,F401
 
 STUDENTS = {"overflow": "-DBUG=5 '-DBUG_METHOD=\"tpe\"'", "right": "-DBUG=0"}
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """The two students graded once (as `python -m grader grade SUBS --out OUT`): (out, console)."""
-    from grader.commands import grade
-    base = tmp_path_factory.mktemp("large")
-    write_students(base / "subs", STUDENTS)
-    console = io.StringIO()
-    code = grade.run([base / "subs"], out=base / "out", config=DEFAULT_CONFIG, err=console, stdout=io.StringIO())
-    assert code == 0, console.getvalue()[-3000:]
-    return base / "out", console.getvalue()
+    """The two students graded once: (out, console)."""
+    return graded_class(tmp_path_factory.mktemp("large"), STUDENTS)
 
 
 def test_the_overflow_fixture_is_right_up_to_a_64_vertex_frontier_and_wrong_past_it(tmp_path):
