@@ -61,7 +61,7 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "grader/grading/submission.py": ("tests/test_submission.py", "tests/test_layouts.py", "tests/test_unpack_hostile.py"),
     "grader/grading/student_files.py": ("tests/test_unpack_hostile.py",),
     "grader/grading/built_tree.py": ("tests/test_unpack_hostile.py",),
-    "grader/jail/boundary.py": ("tests/test_unpack_hostile.py",),
+    "grader/jail/boundary.py": ("tests/test_unpack_hostile.py", "tests/test_submission.py"),
     "grader/jail/seccomp.py": ("tests/test_seccomp.py",),
     "grader/jail/bwrap.py": ("tests/test_jail.py", "tests/test_jail_isolation.py", "tests/test_seccomp.py"),
     "grader/jail/uids.py": ("tests/test_uids.py",),     # test_jail/test_sandbox reach it only through whole jails
