@@ -75,6 +75,28 @@ def _private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SSSP_CACHE_DIR", str(tmp_path / "cache"))
 
 
+@pytest.fixture
+def server(monkeypatch):
+    """A local HTTP server of tests/http_server.py (no proxy in the way), stopped after the test."""
+    from tests import http_server
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    httpd = http_server.start()
+    yield httpd
+    http_server.stop(httpd)
+
+
+@pytest.fixture
+def fresh_clone(tmp_path, monkeypatch):
+    """No data folder: $SSSP_DATA_DIR empty, no ./data or .device-data; only the carried graphs."""
+    from grader.data import catalogue
+    empty = tmp_path / "empty-data"
+    empty.mkdir()
+    monkeypatch.setenv("SSSP_DATA_DIR", str(empty))
+    monkeypatch.setattr(catalogue, "REPO_ROOT", tmp_path / "no-checkout")
+    return empty
+
+
 def pytest_collection_modifyitems(config, items):
     """GPU tests skip where there is no GPU, unless SSSP_DEVICE=gpu demands one (make test-gpu)."""
     if gpu_available() or os.environ.get("SSSP_DEVICE", "").lower() == "gpu":

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sssp_common.edgelist import write_edge_list
-from grader.data import catalogue, datasets, inputs, integrity, synth
+from grader.data import catalogue, datasets, inputs, integrity
 from sssp_common.graph import Graph
 from sssp_common.loader import load_graph
 from tests.conftest import FIGURE1_EDGES, ROOT
@@ -99,16 +99,6 @@ def test_an_unpinned_copy_with_no_record_is_not_used(tmp_path):
     (tmp_path / "amazon0312.txt").write_text("0 1\n")
     with pytest.raises(datasets.DatasetError, match="pins no hash this copy.*python -m grader fetch amazon0312 --data-dir"):
         datasets.resolve("amazon0312", data_dirs=[tmp_path])
-
-
-@pytest.fixture
-def fresh_clone(tmp_path, monkeypatch):
-    """No data folder at all: $SSSP_DATA_DIR empty, and no ./data or .device-data in the checkout."""
-    empty = tmp_path / "empty-data"
-    empty.mkdir()
-    monkeypatch.setenv("SSSP_DATA_DIR", str(empty))
-    monkeypatch.setattr(catalogue, "REPO_ROOT", tmp_path / "no-checkout")
-    return empty
 
 
 @pytest.mark.parametrize("name", ["p2p-Gnutella04", "rome99"])

@@ -9,7 +9,6 @@ import hashlib
 import io
 import socket
 
-import pytest
 
 from grader.commands import fetch
 from grader.commands import synth as synth_command
@@ -17,15 +16,6 @@ from sssp_common.loader import load_graph
 from tests import http_server
 
 EDGES = "".join(f"{i}\t{(i * 7 + 1) % 500}\n" for i in range(5000))
-
-
-@pytest.fixture
-def server(monkeypatch):
-    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    httpd = http_server.start()
-    yield httpd
-    http_server.stop(httpd)
 
 
 def _catalogue(tmp_path, port, sha256="", edges=5000, size=0, name="toy"):

@@ -19,15 +19,6 @@ CARRIED = {name: gzip.decompress((catalogue.CARRIED_DIR / file).read_bytes())
 
 
 @pytest.fixture
-def server(monkeypatch):
-    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    httpd = http_server.start()
-    yield httpd
-    http_server.stop(httpd)
-
-
-@pytest.fixture
 def local_catalogue(server, tmp_path):
     """The real catalogue, pins and all, with rome99 and p2p-Gnutella04 served from 127.0.0.1."""
     text = catalogue.CATALOGUE.read_text()

@@ -16,24 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import random_graph, scipy_distances
+from conftest import random_graph
 from sssp_common.graph import Graph
-from sssp_gpu.device import CPU, select_device
-from sssp_gpu.engine import solve
 from sssp_gpu.methods import opt, tpe
 from sssp_gpu.methods.common import Run
+from test_gpu_properties import DEVICES, check
 
-DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 THREADS_PER_SM = 2048        # the most resident threads an SM of sm_70..sm_90 holds
-
-
-def device_for(name: str):
-    return CPU if name == "cpu" else select_device("gpu")
-
-
-def check(graph: Graph, run: Run, device: str, what: str = "") -> None:
-    result = solve(graph, run, device_for(device))
-    np.testing.assert_array_equal(result.dist, scipy_distances(graph), err_msg=f"{run} {what}")
 
 
 def widest_grid(device: str) -> int:

@@ -10,21 +10,13 @@ import sys
 import pytest
 
 from grader.__main__ import main
-from grader.data import catalogue
 from tests.conftest import ROOT
 
 SWEEP = (ROOT / "configs" / "sweep.toml").read_text()
 GRADING = ROOT / "configs" / "grading.toml"
 
 
-@pytest.fixture(autouse=True)
-def fresh_clone(tmp_path, monkeypatch):
-    """No data folder: $SSSP_DATA_DIR empty, no ./data or .device-data; only the carried graphs."""
-    empty = tmp_path / "empty-data"
-    empty.mkdir()
-    monkeypatch.setenv("SSSP_DATA_DIR", str(empty))
-    monkeypatch.setattr(catalogue, "REPO_ROOT", tmp_path / "no-checkout")
-    return empty
+pytestmark = pytest.mark.usefixtures("fresh_clone")    # tests/conftest.py: only the carried graphs
 
 
 def sweep_config(tmp_path, old: str, new: str) -> str:
