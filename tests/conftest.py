@@ -79,7 +79,7 @@ def _private_cache(tmp_path, monkeypatch):
 def server(monkeypatch):
     """A local HTTP server of tests/http_server.py (no proxy in the way), stopped after the test."""
     from tests import http_server
-    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
     httpd = http_server.start()
     yield httpd

@@ -13,15 +13,6 @@ from tests import http_server
 DATA = bytes(range(256)) * 400  # 102,400 bytes
 
 
-@pytest.fixture
-def server(monkeypatch):
-    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    httpd = http_server.start()
-    yield httpd
-    http_server.stop(httpd)
-
-
 def _limits(**overrides):
     settings = dict(deadline_s=5, idle_s=2, min_rate=100, rate_window_s=1, retries=0)
     settings.update(overrides)
